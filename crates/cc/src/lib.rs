@@ -1,0 +1,195 @@
+//! Congestion control for ccsim, shaped like Linux's `struct tcp_congestion_ops`.
+//!
+//! A module sees only [`Sock`], the narrow part of the socket that Linux CC modules read and
+//! write (cwnd, ssthresh, sequence numbers, delivery counters, RTT, ECN flags), never the whole
+//! endpoint. Each algorithm lives in its own file and implements [`CongestionOps`]; the endpoint
+//! dispatches through the [`Cc`] enum. Arithmetic is Linux's: cwnd in packets with
+//! `snd_cwnd_cnt`, fractions in fixed point, no floating point in CC state.
+
+mod cubic;
+mod dctcp;
+mod reno;
+mod sock;
+
+pub use cubic::{Cubic, CubicParams};
+pub use dctcp::{Dctcp, DctcpParams};
+pub use reno::{tcp_cong_avoid_ai, tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, tcp_slow_start, Reno};
+pub use sock::{AckSample, CaState, RateSample, Sock};
+
+/// Events the stack raises towards the CC (`enum tcp_ca_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packets are in flight (`CA_EVENT_TX_START`).
+    TxStart,
+    /// Congestion window restart after idle (`CA_EVENT_CWND_RESTART`).
+    CwndRestart,
+    /// End of a CWR reduction (`CA_EVENT_COMPLETE_CWR`).
+    CompleteCwr,
+    /// Retransmission timeout (`CA_EVENT_LOSS`).
+    Loss,
+    /// A data segment arrived without CE (`CA_EVENT_ECN_NO_CE`).
+    EcnNoCe,
+    /// A data segment arrived with CE (`CA_EVENT_ECN_IS_CE`).
+    EcnIsCe,
+}
+
+/// Flags passed to `in_ack_event` (`CA_ACK_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEventFlags {
+    /// The ACK was processed on the slow path (`CA_ACK_SLOWPATH`).
+    pub slowpath: bool,
+    /// The ACK updated the send window (`CA_ACK_WIN_UPDATE`).
+    pub win_update: bool,
+    /// The ACK carried ECE (`CA_ACK_ECE`).
+    pub ece: bool,
+}
+
+/// Per-module information exported through `get_info` (`union tcp_cc_info`), in `ss` units.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcInfo {
+    None,
+    /// `struct tcp_dctcp_info`.
+    Dctcp {
+        enabled: bool,
+        ce_state: u16,
+        alpha: u32,
+        ab_ecn: u32,
+        ab_tot: u32,
+    },
+}
+
+/// The callbacks of `struct tcp_congestion_ops`. Hooks Linux requires have no default
+/// (`ssthresh`, `cong_avoid`, `undo_cwnd` — the last mandatory since e97991832a); optional hooks
+/// default to doing nothing.
+pub trait CongestionOps {
+    /// Registered name (`.name`), as `ss` prints it.
+    fn name(&self) -> &'static str;
+    /// `TCP_CONG_NEEDS_ECN`: send ECT on SYN/SYN-ACK and negotiate ECN whatever `tcp_ecn` says.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+    /// `.init`: called when the connection is established (`tcp_init_congestion_control`).
+    fn init(&mut self, _sk: &mut Sock) {}
+    /// `.ssthresh`: slow-start threshold after a loss or ECN reduction.
+    fn ssthresh(&mut self, sk: &mut Sock) -> u32;
+    /// `.cong_avoid`: grow cwnd on an ACK that advanced snd_una (`acked` packets).
+    fn cong_avoid(&mut self, sk: &mut Sock, ack: u32, acked: u32);
+    /// `.cong_control`: when `has_cong_control`, replaces cong_avoid and PRR entirely.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    fn cong_control(&mut self, _sk: &mut Sock, _rs: &RateSample) {}
+    /// `.set_state`: called before `ca_state` changes to `new` (`sk.ca_state` is still the old one).
+    fn set_state(&mut self, _sk: &mut Sock, _new: CaState) {}
+    /// `.cwnd_event`.
+    fn cwnd_event(&mut self, _sk: &mut Sock, _ev: CaEvent) {}
+    /// `.in_ack_event`: once per incoming ACK.
+    fn in_ack_event(&mut self, _sk: &mut Sock, _flags: AckEventFlags) {}
+    /// `.pkts_acked`: packets newly acked with an RTT sample.
+    fn pkts_acked(&mut self, _sk: &mut Sock, _sample: &AckSample) {}
+    /// `.undo_cwnd`: the cwnd to restore when a reduction turns out spurious.
+    fn undo_cwnd(&mut self, sk: &mut Sock) -> u32;
+    /// `.get_info`.
+    fn get_info(&self, _sk: &Sock) -> CcInfo {
+        CcInfo::None
+    }
+}
+
+/// Congestion-control algorithms known to ccsim, by the name `TCP_CONGESTION` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcKind {
+    Reno,
+    Cubic,
+    Dctcp,
+}
+
+impl CcKind {
+    pub const ALL: [CcKind; 3] = [CcKind::Reno, CcKind::Cubic, CcKind::Dctcp];
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Cubic => "cubic",
+            CcKind::Dctcp => "dctcp",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<CcKind> {
+        CcKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// Parameters for every algorithm (module parameters in Linux), validated by the scenario layer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CcParams {
+    pub cubic: CubicParams,
+    pub dctcp: DctcpParams,
+}
+
+/// Enum dispatch over the algorithms (no trait objects on the per-ACK path).
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+    Cubic(Cubic),
+    Dctcp(Dctcp),
+}
+
+impl Cc {
+    pub fn new(kind: CcKind, params: &CcParams) -> Cc {
+        match kind {
+            CcKind::Reno => Cc::Reno(Reno),
+            CcKind::Cubic => Cc::Cubic(Cubic::new(params.cubic.clone())),
+            CcKind::Dctcp => Cc::Dctcp(Dctcp::new(params.dctcp.clone())),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $m:ident $(, $a:expr)*) => {
+        match $self {
+            Cc::Reno(c) => c.$m($($a),*),
+            Cc::Cubic(c) => c.$m($($a),*),
+            Cc::Dctcp(c) => c.$m($($a),*),
+        }
+    };
+}
+
+impl CongestionOps for Cc {
+    fn name(&self) -> &'static str {
+        dispatch!(self, name)
+    }
+    fn needs_ecn(&self) -> bool {
+        dispatch!(self, needs_ecn)
+    }
+    fn init(&mut self, sk: &mut Sock) {
+        dispatch!(self, init, sk)
+    }
+    fn ssthresh(&mut self, sk: &mut Sock) -> u32 {
+        dispatch!(self, ssthresh, sk)
+    }
+    fn cong_avoid(&mut self, sk: &mut Sock, ack: u32, acked: u32) {
+        dispatch!(self, cong_avoid, sk, ack, acked)
+    }
+    fn has_cong_control(&self) -> bool {
+        dispatch!(self, has_cong_control)
+    }
+    fn cong_control(&mut self, sk: &mut Sock, rs: &RateSample) {
+        dispatch!(self, cong_control, sk, rs)
+    }
+    fn set_state(&mut self, sk: &mut Sock, new: CaState) {
+        dispatch!(self, set_state, sk, new)
+    }
+    fn cwnd_event(&mut self, sk: &mut Sock, ev: CaEvent) {
+        dispatch!(self, cwnd_event, sk, ev)
+    }
+    fn in_ack_event(&mut self, sk: &mut Sock, flags: AckEventFlags) {
+        dispatch!(self, in_ack_event, sk, flags)
+    }
+    fn pkts_acked(&mut self, sk: &mut Sock, sample: &AckSample) {
+        dispatch!(self, pkts_acked, sk, sample)
+    }
+    fn undo_cwnd(&mut self, sk: &mut Sock) -> u32 {
+        dispatch!(self, undo_cwnd, sk)
+    }
+    fn get_info(&self, sk: &Sock) -> CcInfo {
+        dispatch!(self, get_info, sk)
+    }
+}

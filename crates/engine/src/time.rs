@@ -1,0 +1,90 @@
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// Simulated time in integer nanoseconds since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_ns(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn from_us(us: u64) -> Self {
+        SimTime(us * 1_000)
+    }
+    pub const fn from_ms(ms: u64) -> Self {
+        SimTime(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimTime(s * 1_000_000_000)
+    }
+    /// Nearest nanosecond to `s` seconds; negative or non-finite values become zero.
+    pub fn from_secs_f64(s: f64) -> Self {
+        if s.is_finite() && s > 0.0 {
+            SimTime((s * 1e9).round() as u64)
+        } else {
+            SimTime(0)
+        }
+    }
+    pub const fn ns(self) -> u64 {
+        self.0
+    }
+    pub const fn us(self) -> u64 {
+        self.0 / 1_000
+    }
+    pub const fn ms(self) -> u64 {
+        self.0 / 1_000_000
+    }
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    pub fn saturating_sub(self, other: SimTime) -> SimTime {
+        SimTime(self.0.saturating_sub(other.0))
+    }
+    /// Time to serialise `bytes` on a link of `bps` bits per second, rounded up to a nanosecond.
+    pub fn tx_time(bytes: u64, bps: u64) -> SimTime {
+        debug_assert!(bps > 0);
+        let bits = bytes as u128 * 8 * 1_000_000_000;
+        SimTime(bits.div_ceil(bps as u128) as u64)
+    }
+}
+
+impl Add for SimTime {
+    type Output = SimTime;
+    fn add(self, o: SimTime) -> SimTime {
+        SimTime(self.0.saturating_add(o.0))
+    }
+}
+impl AddAssign for SimTime {
+    fn add_assign(&mut self, o: SimTime) {
+        self.0 = self.0.saturating_add(o.0);
+    }
+}
+impl Sub for SimTime {
+    type Output = SimTime;
+    fn sub(self, o: SimTime) -> SimTime {
+        SimTime(self.0 - o.0)
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:09}s", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1500 B at 100 Mb/s is exactly 120 us (the Mininet-HiFi fidelity reference).
+        assert_eq!(SimTime::tx_time(1500, 100_000_000), SimTime::from_us(120));
+        // 1500 B at 10 Gb/s is 1.2 us.
+        assert_eq!(SimTime::tx_time(1500, 10_000_000_000), SimTime::from_ns(1200));
+        assert_eq!(SimTime::tx_time(1, 3_000_000_000), SimTime::from_ns(3));
+    }
+}

@@ -1,0 +1,72 @@
+//! Applications: long-lived bulk senders (iperf-like), fixed-size transfers, and ping probes.
+
+use crate::topology::NodeId;
+use ccsim_engine::SimTime;
+use ccsim_tcp::{Ecn, TcpConfig};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowKind {
+    /// Send as fast as TCP allows from `start` until `stop` (or the end of the run).
+    Bulk { stop: Option<SimTime> },
+    /// Send `bytes`, then close; the flow completes when all of it is acknowledged.
+    Transfer { bytes: u64 },
+}
+
+/// One TCP connection from `src` (the client, which sends) to `dst` (the server).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub name: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: SimTime,
+    pub kind: FlowKind,
+    pub client: TcpConfig,
+    pub server: TcpConfig,
+    /// DSCP of the connection's packets (both directions).
+    pub dscp: u8,
+    /// Socket mark (`SO_MARK`), for `ss` filters.
+    pub mark: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+/// A ping probe: ICMP echo requests from `src` to `dst` every `interval`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PingSpec {
+    pub name: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: SimTime,
+    pub stop: Option<SimTime>,
+    pub interval: SimTime,
+    /// IP packet size in bytes (`ping -s 56` gives 84).
+    pub size: u32,
+    pub dscp: u8,
+    pub ecn: Ecn,
+}
+
+/// What a flow did, read at the end of the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub name: String,
+    pub cc: String,
+    pub start: SimTime,
+    /// When the sender stopped (bulk) or the transfer completed.
+    pub end: Option<SimTime>,
+    pub established: Option<SimTime>,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    pub cwr_events: u64,
+    pub completion: Option<SimTime>,
+}
+
+/// RTT samples of a ping probe (in seconds) and how many requests got no reply.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PingRecord {
+    pub name: String,
+    pub rtts: Vec<f64>,
+    pub sent: u64,
+}

@@ -1,0 +1,24 @@
+//! The network: hosts, switches, links and port queues, and the single-threaded event loop that
+//! moves packets between them and drives the TCP endpoints.
+//!
+//! - `packet.rs` — the packet carried through the network (a TCP segment or a ping);
+//! - `queue.rs`  — port queues: drop-tail, step ECN marking at K, RED as Linux tc-red, per-DSCP
+//!   classes;
+//! - `topology.rs` — nodes, links, routes (shortest paths, ECMP by flow hash);
+//! - `sim.rs`    — the event loop: one pending event per port transmission, per link, per
+//!   endpoint timer;
+//! - `flows.rs`  — applications (bulk, fixed-size transfers, ping probes) and their records.
+
+mod flows;
+mod packet;
+mod queue;
+mod sim;
+mod topology;
+
+pub use flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
+pub use packet::{Packet, Payload};
+pub use queue::{
+    Aqm, ClassSpec, EcnMarkPoint, NonEctPolicy, QueueLimit, QueueSpec, QueueStats, RedSpec, Scheduler, Unit,
+};
+pub use sim::{PortSample, RunStats, Sim, SimConfig};
+pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Topology, TopologyError};

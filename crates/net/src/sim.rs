@@ -1,0 +1,538 @@
+//! The event loop. Every component keeps at most one pending event: a port its current
+//! transmission, a link the arrival of its head packet, an endpoint its earliest timer.
+
+use crate::flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
+use crate::packet::{Packet, Payload};
+use crate::queue::{EnqueueResult, PortQueue, QueueStats};
+use crate::topology::{NodeId, NodeKind, PortId, Topology, TopologyError};
+use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
+use ccsim_tcp::{Ecn, Endpoint, Segment, TcpInfo};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    TxDone(u32),
+    Arrive(u32),
+    Timer(u32, bool),
+    FlowStart(u32),
+    FlowStop(u32),
+    Ping(u32),
+    Sample,
+}
+
+/// Run-wide settings.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub duration: SimTime,
+    /// Queue and flow sampling interval (None: no sampling).
+    pub sample_interval: Option<SimTime>,
+    /// Ports whose occupancy is sampled.
+    pub monitor: Vec<PortId>,
+    /// Keep time series (queue per monitored port, cwnd and bytes per flow) besides summaries.
+    pub series: bool,
+    /// Extra bytes per packet on every link (Ethernet framing), added to serialisation time.
+    pub l2_overhead: u32,
+}
+
+struct Port {
+    to: NodeId,
+    rate_bps: u64,
+    delay: SimTime,
+    loss: f64,
+    queue: PortQueue,
+    tx: Option<PoolId>,
+    pipe: VecDeque<(SimTime, PoolId)>,
+    busy_ns: u64,
+    tx_bytes: u64,
+    tx_packets: u64,
+    link_drops: u64,
+    rng: Rng,
+}
+
+struct Conn {
+    client: Endpoint,
+    server: Endpoint,
+    spec: FlowSpec,
+    flow_hash: u32,
+    timer: [Option<SimTime>; 2],
+    established: Option<SimTime>,
+    end: Option<SimTime>,
+    completion: Option<SimTime>,
+    started: bool,
+}
+
+/// One sample of a monitored port.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortSample {
+    pub t: SimTime,
+    /// Packets queued (all classes), and per class for the first four classes.
+    pub packets: u32,
+    pub bytes: u64,
+}
+
+/// Counters of the whole run, for benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunStats {
+    pub events: u64,
+    pub data_packets_delivered: u64,
+    pub packets_delivered: u64,
+    pub pool_high_water: usize,
+}
+
+/// A network with its flows, ready to run.
+pub struct Sim {
+    cfg: SimConfig,
+    topo: Topology,
+    q: EventQueue<Ev>,
+    pool: Pool<Packet>,
+    ports: Vec<Port>,
+    routes: Vec<Vec<Vec<PortId>>>,
+    conns: Vec<Conn>,
+    pings: Vec<(PingSpec, PingRecord, u32)>,
+    out: Vec<Segment>,
+    stats: RunStats,
+    /// Per monitored port: occupancy samples (packets) and optional series.
+    pub queue_samples: Vec<Vec<u32>>,
+    pub queue_series: Vec<Vec<PortSample>>,
+    /// Per flow: (t, cwnd, bytes_acked, srtt_us) series when `series` is on.
+    pub flow_series: Vec<Vec<(SimTime, u32, u64, u32)>>,
+}
+
+impl Sim {
+    pub fn new(
+        cfg: SimConfig,
+        topo: Topology,
+        flows: Vec<FlowSpec>,
+        pings: Vec<PingSpec>,
+    ) -> Result<Sim, TopologyError> {
+        let routes = topo.routes()?;
+        for f in &flows {
+            if routes[f.src.0 as usize][f.dst.0 as usize].is_empty() {
+                return Err(TopologyError::NoRoute { from: topo.name(f.src).into(), to: topo.name(f.dst).into() });
+            }
+        }
+        for p in &pings {
+            if routes[p.src.0 as usize][p.dst.0 as usize].is_empty() {
+                return Err(TopologyError::NoRoute { from: topo.name(p.src).into(), to: topo.name(p.dst).into() });
+            }
+        }
+        let mut ports = Vec::with_capacity(2 * topo.links.len());
+        for (i, l) in topo.links.iter().enumerate() {
+            for (dir, to, qs) in [(0u64, l.b, &l.queue_ab), (1, l.a, &l.queue_ba)] {
+                ports.push(Port {
+                    to,
+                    rate_bps: l.rate_bps,
+                    delay: l.delay,
+                    loss: l.loss,
+                    queue: PortQueue::new(qs),
+                    tx: None,
+                    pipe: VecDeque::new(),
+                    busy_ns: 0,
+                    tx_bytes: 0,
+                    tx_packets: 0,
+                    link_drops: 0,
+                    rng: Rng::new(cfg.seed, 0x1000_0000 + 2 * i as u64 + dir),
+                });
+            }
+        }
+        let mut q = EventQueue::new();
+        let mut conns = Vec::with_capacity(flows.len());
+        for (i, f) in flows.into_iter().enumerate() {
+            let mut rng = Rng::new(cfg.seed, 0x2000_0000 + i as u64);
+            let client = Endpoint::client(f.client.clone(), rng.next_u32());
+            let server = Endpoint::listen(f.server.clone(), rng.next_u32());
+            let flow_hash = rng.next_u32();
+            q.schedule(f.start, Ev::FlowStart(i as u32));
+            if let FlowKind::Bulk { stop: Some(t) } = f.kind {
+                q.schedule(t, Ev::FlowStop(i as u32));
+            }
+            conns.push(Conn {
+                client,
+                server,
+                spec: f,
+                flow_hash,
+                timer: [None, None],
+                established: None,
+                end: None,
+                completion: None,
+                started: false,
+            });
+        }
+        let pings = pings
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                q.schedule(p.start, Ev::Ping(i as u32));
+                let rec = PingRecord { name: p.name.clone(), ..Default::default() };
+                (p, rec, 0)
+            })
+            .collect();
+        if cfg.sample_interval.is_some() {
+            q.schedule(SimTime::ZERO, Ev::Sample);
+        }
+        let nmon = cfg.monitor.len();
+        let nflows = conns.len();
+        Ok(Sim {
+            cfg,
+            topo,
+            q,
+            pool: Pool::new(),
+            ports,
+            routes,
+            conns,
+            pings,
+            out: Vec::with_capacity(64),
+            stats: RunStats::default(),
+            queue_samples: vec![Vec::new(); nmon],
+            queue_series: vec![Vec::new(); nmon],
+            flow_series: vec![Vec::new(); nflows],
+        })
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Run until `until` (at most the configured duration), calling `progress` now and then.
+    pub fn run_until(&mut self, until: SimTime, mut progress: impl FnMut(SimTime)) {
+        let until = until.min(self.cfg.duration);
+        let mut next_progress = SimTime::ZERO;
+        while let Some((now, ev)) = self.q.pop_until(until) {
+            match ev {
+                Ev::TxDone(p) => self.tx_done(p as usize, now),
+                Ev::Arrive(p) => self.arrive(p as usize, now),
+                Ev::Timer(c, server) => self.timer(c as usize, server, now),
+                Ev::FlowStart(c) => self.flow_start(c as usize, now),
+                Ev::FlowStop(c) => {
+                    let conn = &mut self.conns[c as usize];
+                    conn.client.stop_sending();
+                    conn.end.get_or_insert(now);
+                }
+                Ev::Ping(i) => self.ping(i as usize, now),
+                Ev::Sample => self.sample(now),
+            }
+            if now >= next_progress {
+                progress(now);
+                next_progress = now + SimTime::from_ms(100);
+            }
+        }
+        self.q.advance_to(until);
+        self.stats.events = self.q.events_processed();
+        self.stats.pool_high_water = self.pool.capacity();
+    }
+
+    pub fn run(&mut self) {
+        let d = self.cfg.duration;
+        self.run_until(d, |_| {});
+    }
+
+    pub fn run_stats(&self) -> RunStats {
+        self.stats
+    }
+
+    // ---- packets and ports ----
+
+    fn send_from_host(&mut self, pkt: Packet, now: SimTime) {
+        let host = pkt.src;
+        let id = self.pool.alloc(pkt);
+        self.forward(host, id, now);
+    }
+
+    /// Pick the output port at `node` for packet `id` and queue it there.
+    fn forward(&mut self, node: NodeId, id: PoolId, now: SimTime) {
+        let (dst, hash) = {
+            let p = self.pool.get(id);
+            (p.dst, p.flow_hash)
+        };
+        let cands = &self.routes[node.0 as usize][dst.0 as usize];
+        let port = match cands.len() {
+            0 => {
+                self.pool.free(id);
+                return;
+            }
+            1 => cands[0],
+            n => {
+                // ECMP: hash the flow with the node so that stages choose independently.
+                let h = (hash ^ node.0.wrapping_mul(0x9E37_79B9)).wrapping_mul(0x85EB_CA6B);
+                cands[((h >> 16) as usize) % n]
+            }
+        };
+        self.enqueue(port.0 as usize, id, now);
+    }
+
+    fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let pkt = self.pool.get_mut(id);
+        if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
+            self.pool.free(id);
+            return;
+        }
+        if port.tx.is_none() {
+            self.start_tx(pi, now);
+        }
+    }
+
+    fn start_tx(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        while let Some((id, dropped)) = port.queue.dequeue(now, &mut self.pool) {
+            if dropped {
+                self.pool.free(id);
+                continue;
+            }
+            let size = self.pool.get(id).size + self.cfg.l2_overhead;
+            let t = SimTime::tx_time(size as u64, port.rate_bps);
+            port.tx = Some(id);
+            port.busy_ns += t.ns();
+            port.tx_bytes += size as u64;
+            port.tx_packets += 1;
+            self.q.schedule(now + t, Ev::TxDone(pi as u32));
+            return;
+        }
+    }
+
+    fn tx_done(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let id = port.tx.take().expect("TxDone without a packet in transmission");
+        if port.loss > 0.0 && port.rng.chance(port.loss) {
+            port.link_drops += 1;
+            self.pool.free(id);
+        } else {
+            let at = now + port.delay;
+            if port.pipe.is_empty() {
+                self.q.schedule(at, Ev::Arrive(pi as u32));
+            }
+            port.pipe.push_back((at, id));
+        }
+        if !self.ports[pi].queue.is_empty() {
+            self.start_tx(pi, now);
+        }
+    }
+
+    fn arrive(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let (_, id) = port.pipe.pop_front().expect("Arrive with an empty link");
+        if let Some(&(next, _)) = port.pipe.front() {
+            self.q.schedule(next, Ev::Arrive(pi as u32));
+        }
+        let node = port.to;
+        let dst = self.pool.get(id).dst;
+        if node == dst {
+            self.deliver(id, now);
+        } else if self.topo.kinds[node.0 as usize] == NodeKind::Switch {
+            self.forward(node, id, now);
+        } else {
+            self.pool.free(id); // a host never forwards
+        }
+    }
+
+    fn deliver(&mut self, id: PoolId, now: SimTime) {
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        self.stats.packets_delivered += 1;
+        match pkt.payload {
+            Payload::Tcp { conn, to_server, mut seg } => {
+                if seg.len > 0 {
+                    self.stats.data_packets_delivered += 1;
+                }
+                seg.ecn = pkt.ecn;
+                let c = &mut self.conns[conn as usize];
+                let ep = if to_server { &mut c.server } else { &mut c.client };
+                ep.on_segment(now, &seg, &mut self.out);
+                self.after_endpoint(conn as usize, to_server, now);
+            }
+            Payload::PingRequest { probe, seq, sent } => {
+                let reply =
+                    Packet { src: pkt.dst, dst: pkt.src, payload: Payload::PingReply { probe, seq, sent }, ..pkt };
+                let reply = Packet { ecn: self.pings[probe as usize].0.ecn, ..reply };
+                self.send_from_host(reply, now);
+            }
+            Payload::PingReply { probe, sent, .. } => {
+                self.pings[probe as usize].1.rtts.push((now - sent).secs_f64());
+            }
+        }
+    }
+
+    // ---- endpoints ----
+
+    /// Turn what an endpoint emitted into packets, note milestones, re-arm its timer.
+    fn after_endpoint(&mut self, ci: usize, server: bool, now: SimTime) {
+        let mut out = std::mem::take(&mut self.out);
+        {
+            let c = &self.conns[ci];
+            let (src, dst) = if server { (c.spec.dst, c.spec.src) } else { (c.spec.src, c.spec.dst) };
+            let (dscp, flow_hash) = (c.spec.dscp, c.flow_hash);
+            for seg in out.drain(..) {
+                let pkt = Packet {
+                    src,
+                    dst,
+                    size: seg.len + seg.header_len(),
+                    dscp,
+                    ecn: seg.ecn,
+                    flow_hash,
+                    payload: Payload::Tcp { conn: ci as u32, to_server: !server, seg },
+                };
+                self.send_from_host(pkt, now);
+            }
+        }
+        self.out = out;
+        let c = &mut self.conns[ci];
+        if c.established.is_none() && c.client.is_established() {
+            c.established = Some(now);
+        }
+        if let FlowKind::Transfer { .. } = c.spec.kind {
+            if c.completion.is_none() && c.started && c.client.all_acked() {
+                c.completion = Some(now);
+                c.end = Some(now);
+            }
+        }
+        self.resched(ci, server);
+    }
+
+    fn resched(&mut self, ci: usize, server: bool) {
+        let c = &mut self.conns[ci];
+        let ep = if server { &c.server } else { &c.client };
+        let slot = &mut c.timer[server as usize];
+        if let Some(d) = ep.next_deadline() {
+            if slot.is_none_or(|s| d < s) {
+                *slot = Some(d);
+                self.q.schedule(d, Ev::Timer(ci as u32, server));
+            }
+        }
+    }
+
+    fn timer(&mut self, ci: usize, server: bool, now: SimTime) {
+        let c = &mut self.conns[ci];
+        if c.timer[server as usize] != Some(now) {
+            return; // superseded by an earlier event
+        }
+        c.timer[server as usize] = None;
+        let ep = if server { &mut c.server } else { &mut c.client };
+        if ep.next_deadline().is_some_and(|d| d <= now) {
+            ep.on_timer(now, &mut self.out);
+        }
+        self.after_endpoint(ci, server, now);
+    }
+
+    fn flow_start(&mut self, ci: usize, now: SimTime) {
+        let c = &mut self.conns[ci];
+        c.started = true;
+        match c.spec.kind {
+            FlowKind::Bulk { .. } => c.client.write_forever(now, &mut self.out),
+            FlowKind::Transfer { bytes } => c.client.write(now, bytes, &mut self.out),
+        }
+        c.client.connect(now, &mut self.out);
+        self.after_endpoint(ci, false, now);
+    }
+
+    fn ping(&mut self, i: usize, now: SimTime) {
+        let (spec, rec, seq) = &mut self.pings[i];
+        if spec.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        *seq += 1;
+        rec.sent += 1;
+        let pkt = Packet {
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            dscp: spec.dscp,
+            ecn: spec.ecn,
+            flow_hash: 0x5a5a_0000 ^ i as u32,
+            payload: Payload::PingRequest { probe: i as u32, seq: *seq, sent: now },
+        };
+        let next = now + spec.interval;
+        self.q.schedule(next, Ev::Ping(i as u32));
+        self.send_from_host(pkt, now);
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        for (k, p) in self.cfg.monitor.iter().enumerate() {
+            let port = &self.ports[p.0 as usize];
+            let packets = port.queue.len_packets() as u32;
+            self.queue_samples[k].push(packets);
+            if self.cfg.series {
+                let bytes = port.queue.classes.iter().map(|c| c.bytes).sum();
+                self.queue_series[k].push(PortSample { t: now, packets, bytes });
+            }
+        }
+        if self.cfg.series {
+            for (i, c) in self.conns.iter().enumerate() {
+                let s = c.client.sock();
+                self.flow_series[i].push((now, s.snd_cwnd, c.client.stats().bytes_acked, s.srtt_us >> 3));
+            }
+        }
+        if let Some(iv) = self.cfg.sample_interval {
+            self.q.schedule(now + iv, Ev::Sample);
+        }
+    }
+
+    // ---- results ----
+
+    pub fn flow_records(&self) -> Vec<FlowRecord> {
+        self.conns
+            .iter()
+            .map(|c| {
+                let st = c.client.stats();
+                FlowRecord {
+                    name: c.spec.name.clone(),
+                    cc: c.client.cc_name().to_string(),
+                    start: c.spec.start,
+                    end: c.end,
+                    established: c.established,
+                    bytes_acked: st.bytes_acked,
+                    bytes_received: c.server.stats().bytes_received,
+                    retransmits: st.total_retrans,
+                    rto_count: st.rto_count,
+                    fast_recoveries: st.fast_recoveries,
+                    cwr_events: st.cwr_events,
+                    completion: c.completion.map(|t| t - c.spec.start),
+                }
+            })
+            .collect()
+    }
+
+    pub fn flow_specs(&self) -> Vec<&FlowSpec> {
+        self.conns.iter().map(|c| &c.spec).collect()
+    }
+
+    /// `tcp_info` of a flow's client and server sockets.
+    pub fn tcp_info(&self, flow: usize) -> (TcpInfo, TcpInfo) {
+        let c = &self.conns[flow];
+        (c.client.tcp_info(), c.server.tcp_info())
+    }
+
+    pub fn ping_records(&self) -> Vec<PingRecord> {
+        self.pings.iter().map(|(_, r, _)| r.clone()).collect()
+    }
+
+    /// Per class counters of a port.
+    pub fn port_class_stats(&self, p: PortId) -> Vec<(String, QueueStats)> {
+        self.ports[p.0 as usize].queue.classes.iter().map(|c| (c.spec.name.clone(), c.stats)).collect()
+    }
+
+    /// Fraction of the run the port spent transmitting.
+    pub fn port_utilisation(&self, p: PortId, over: SimTime) -> f64 {
+        if over.ns() == 0 {
+            return 0.0;
+        }
+        self.ports[p.0 as usize].busy_ns as f64 / over.ns() as f64
+    }
+
+    pub fn port_tx(&self, p: PortId) -> (u64, u64, u64) {
+        let port = &self.ports[p.0 as usize];
+        (port.tx_packets, port.tx_bytes, port.link_drops)
+    }
+
+    pub fn ecn_of(e: Ecn) -> &'static str {
+        match e {
+            Ecn::NotEct => "not-ect",
+            Ecn::Ect0 => "ect0",
+            Ecn::Ect1 => "ect1",
+            Ecn::Ce => "ce",
+        }
+    }
+}

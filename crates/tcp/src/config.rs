@@ -1,0 +1,99 @@
+use ccsim_cc::{CcKind, CcParams};
+use ccsim_engine::SimTime;
+
+/// `net.ipv4.tcp_ecn`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnMode {
+    /// 0: never request or accept ECN (unless the CC needs ECN).
+    Off,
+    /// 1: request ECN on outgoing connections and accept it on incoming ones.
+    On,
+    /// 2 (Linux default): accept ECN when the peer requests it, do not request it.
+    Passive,
+}
+
+/// Per-endpoint settings: the sysctls and socket options that shape Linux TCP behaviour.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    pub cc: CcKind,
+    pub cc_params: CcParams,
+    /// MSS advertised in the SYN (`tp->advmss`): MTU 1500 - 40. Segments carry 12 bytes less
+    /// payload when timestamps are on (1448), as Linux sends them.
+    pub advmss: u32,
+    /// Initial congestion window in packets (`TCP_INIT_CWND` = 10).
+    pub init_cwnd: u32,
+    /// Minimum RTO (`TCP_RTO_MIN`, 200 ms).
+    pub rto_min: SimTime,
+    /// Maximum RTO (`TCP_RTO_MAX`, 120 s).
+    pub rto_max: SimTime,
+    /// Initial RTO before any RTT sample (`TCP_TIMEOUT_INIT`, 1 s).
+    pub rto_init: SimTime,
+    /// Minimum delayed-ACK timeout and initial ato (`TCP_DELACK_MIN` = `TCP_ATO_MIN`, 40 ms).
+    pub delack_min: SimTime,
+    /// Maximum delayed-ACK timeout (`TCP_DELACK_MAX`, 200 ms).
+    pub delack_max: SimTime,
+    /// `net.ipv4.tcp_ecn`.
+    pub ecn: EcnMode,
+    /// Send ECT on the SYN when the CC needs ECN (Linux does; turn off to model older stacks).
+    pub syn_ect: bool,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    /// Receive buffer in bytes: the advertised window (no autotuning) and the window scale.
+    pub rcvbuf: u32,
+    /// `net.ipv4.tcp_reordering`.
+    pub reordering: u32,
+    /// `net.ipv4.tcp_slow_start_after_idle`.
+    pub slow_start_after_idle: bool,
+    /// Internal TCP pacing at the stack's pacing rate (`sk_pacing_status` = SK_PACING_NEEDED).
+    pub pacing: bool,
+    /// `net.ipv4.tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio`, in percent.
+    pub pacing_ss_ratio: u32,
+    pub pacing_ca_ratio: u32,
+    /// `TCP_NODELAY`: no Nagle.
+    pub nodelay: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cc: CcKind::Cubic,
+            cc_params: CcParams::default(),
+            advmss: 1460,
+            init_cwnd: 10,
+            rto_min: SimTime::from_ms(200),
+            rto_max: SimTime::from_secs(120),
+            rto_init: SimTime::from_secs(1),
+            delack_min: SimTime::from_ms(40),
+            delack_max: SimTime::from_ms(200),
+            ecn: EcnMode::Passive,
+            syn_ect: true,
+            sack: true,
+            timestamps: true,
+            window_scaling: true,
+            rcvbuf: 6 * 1024 * 1024,
+            reordering: 3,
+            slow_start_after_idle: true,
+            pacing: false,
+            pacing_ss_ratio: 200,
+            pacing_ca_ratio: 120,
+            nodelay: false,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The window-scale shift Linux picks for this buffer (`tcp_select_initial_window`).
+    pub fn rcv_wscale(&self) -> u8 {
+        if !self.window_scaling {
+            return 0;
+        }
+        let mut space = self.rcvbuf;
+        let mut ws = 0u8;
+        while space > 65535 && ws < 14 {
+            space >>= 1;
+            ws += 1;
+        }
+        ws
+    }
+}

@@ -1,0 +1,167 @@
+//! Segment arrival by connection state (`tcp_rcv_state_process`, `tcp_rcv_established`) and
+//! the three-way handshake with option and ECN negotiation (RFC 3168 6.1.1).
+
+use crate::config::EcnMode;
+use crate::endpoint::*;
+use crate::segment::{Segment, TcpFlags};
+use crate::seq::after;
+use ccsim_cc::CongestionOps;
+use ccsim_engine::SimTime;
+
+impl Endpoint {
+    /// Process one incoming segment at `now`; segments to send are appended to `out`.
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.stats.segs_in += 1;
+        if seg.flags.has(TcpFlags::RST) {
+            return; // resets are not modelled
+        }
+        match self.state {
+            TcpState::Closed => {}
+            TcpState::Listen => self.rcv_syn(seg, out),
+            TcpState::SynSent => self.rcv_synack(seg, out),
+            TcpState::SynRecv => {
+                if seg.flags.has(TcpFlags::SYN) && !seg.flags.has(TcpFlags::ACK) {
+                    // Retransmitted SYN: answer with the SYN-ACK again.
+                    let iss = self.iss;
+                    self.transmit_syn(iss, out);
+                    return;
+                }
+                if !seg.flags.has(TcpFlags::ACK) || seg.ack != self.iss.wrapping_add(1) && !after(seg.ack, self.iss) {
+                    return;
+                }
+                self.established_from_synrecv(seg);
+                self.rcv_established(seg, out);
+            }
+            TcpState::Established | TcpState::FinWait => self.rcv_established(seg, out),
+        }
+    }
+
+    /// `tcp_rcv_established` (slow path only: ccsim has no header prediction).
+    fn rcv_established(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        if let Some((val, ecr)) = seg.opts.timestamp.filter(|_| self.ts_ok) {
+            self.rcv_tsecr = Some(ecr);
+            // tcp_replace_ts_recent
+            if !after(seg.seq, self.rcv_wup) {
+                self.ts_recent = val;
+            }
+        } else {
+            self.rcv_tsecr = None;
+        }
+        if seg.flags.has(TcpFlags::ACK) {
+            self.tcp_ack(seg, out);
+        }
+        self.data_queue(seg, out);
+        self.push_pending_frames(out); // tcp_data_snd_check
+        self.ack_snd_check(out);
+    }
+
+    /// Options from a SYN or SYN-ACK (`tcp_parse_options` + `tcp_openreq_init`).
+    fn negotiate_options(&mut self, seg: &Segment) {
+        let o = &seg.opts;
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && o.timestamp.is_some();
+        if let (true, Some(ws)) = (self.cfg.window_scaling, o.wscale) {
+            self.snd_wscale = ws.min(14);
+            self.snd_wscale_seen = true;
+        } else {
+            self.snd_wscale = 0;
+            self.rcv_wscale = 0;
+        }
+        let peer_mss = o.mss.map_or(536, |m| m as u32);
+        self.mss_clamp = peer_mss.min(self.cfg.advmss);
+        // tcp_sync_mss: the payload per segment leaves room for the timestamp option.
+        self.sk.mss_cache = self.mss_clamp - if self.ts_ok { 12 } else { 0 };
+        // tcp_initialize_rcv_mss
+        let hint = self.cfg.advmss.min(self.sk.mss_cache).min(self.rcv_wnd / 2).min(536).max(88);
+        self.ack.rcv_mss = hint;
+        if let Some((val, _)) = o.timestamp {
+            self.ts_recent = val;
+        }
+        self.irs = seg.seq;
+        self.sk.rcv_nxt = seg.seq.wrapping_add(1);
+        self.rcv_wup = self.sk.rcv_nxt;
+        self.snd_wl1 = seg.seq;
+        // The window in a SYN or SYN-ACK is never scaled.
+        self.snd_wnd = seg.win as u32;
+    }
+
+    /// Passive open: a SYN arrives at a listener (`tcp_conn_request`).
+    fn rcv_syn(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        if !seg.flags.has(TcpFlags::SYN) || seg.flags.has(TcpFlags::ACK) {
+            return;
+        }
+        self.negotiate_options(seg);
+        // tcp_ecn_create_request: accept ECN if the SYN asks (ECE+CWR) and tcp_ecn allows it, or
+        // the CC needs ECN. An ECT SYN is refused ECN unless the CC needs it.
+        let needs_ecn = self.cc.needs_ecn();
+        let asks = seg.flags.has(TcpFlags::ECE) && seg.flags.has(TcpFlags::CWR);
+        let allowed = self.cfg.ecn != EcnMode::Off;
+        self.sk.ecn_ok = asks && ((!seg.ecn.is_ect() && allowed) || needs_ecn);
+        // tcp_assign_congestion_control: a CC that needs ECN marks everything ECT from the start.
+        self.sk.ect_xmit = needs_ecn && self.cfg.syn_ect;
+        self.state = TcpState::SynRecv;
+        let iss = self.iss;
+        self.queue_control_skb(iss, TcpFlags::SYN | TcpFlags::ACK);
+        self.transmit_head_syn(out);
+    }
+
+    /// Active open: the SYN-ACK arrives (`tcp_rcv_synsent_state_process`).
+    fn rcv_synack(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        if !seg.flags.has(TcpFlags::SYN) || !seg.flags.has(TcpFlags::ACK) || seg.ack != self.iss.wrapping_add(1) {
+            return;
+        }
+        self.negotiate_options(seg);
+        // tcp_ecn_rcv_synack: ECN is on only if we asked and the SYN-ACK has ECE without CWR.
+        self.sk.ecn_ok = self.ecn_requested && seg.flags.has(TcpFlags::ECE) && !seg.flags.has(TcpFlags::CWR);
+        if !self.sk.ecn_ok && !self.cc.needs_ecn() {
+            self.sk.ect_xmit = false;
+        }
+        self.ack_syn(seg.ack);
+        self.state = TcpState::Established;
+        self.init_transfer();
+        self.send_ack(out);
+        self.push_pending_frames(out);
+    }
+
+    fn established_from_synrecv(&mut self, seg: &Segment) {
+        self.ack_syn(self.iss.wrapping_add(1));
+        self.snd_wnd = (seg.win as u32) << self.snd_wscale;
+        self.snd_wl1 = seg.seq;
+        self.state = TcpState::Established;
+        self.init_transfer();
+    }
+
+    /// The SYN (or SYN-ACK) is acknowledged: take its RTT sample (Karn: only if not retransmitted).
+    fn ack_syn(&mut self, ack: u32) {
+        if let Some(s) = self.rtx.pop_front() {
+            if s.sacked & EVER_RETRANS == 0 {
+                let rtt_us = (self.now.ns().saturating_sub(s.tx_ns) / 1000) as i64;
+                self.update_rtt_min(rtt_us.max(1));
+                self.rtt_estimator(rtt_us);
+                self.set_rto();
+            } else {
+                self.stats.total_retrans += 0;
+            }
+        }
+        self.sk.snd_una = ack;
+        self.sk.snd_nxt = ack;
+        self.sk.packets_out = 0;
+        self.high_seq = ack;
+        self.highest_sack = ack;
+        self.snd_sml = ack;
+        self.rack_end_seq = ack;
+        self.cwnd_usage_seq = ack;
+        self.write_seq = ack;
+        self.backoff = 0;
+        self.xmit_timer = None;
+    }
+
+    /// `tcp_init_transfer`: initial cwnd, then `tcp_init_congestion_control`.
+    fn init_transfer(&mut self) {
+        self.sk.snd_cwnd = if self.stats.rto_count > 1 { 1 } else { self.cfg.init_cwnd };
+        self.snd_cwnd_stamp = self.now.ns();
+        self.init_congestion_control();
+        self.update_pacing_rate();
+    }
+}

@@ -1,0 +1,437 @@
+use crate::config::{EcnMode, TcpConfig};
+use crate::minmax::MinMax;
+use crate::segment::{Segment, TcpFlags};
+use ccsim_cc::{CaEvent, CaState, Cc, CongestionOps, Sock};
+use ccsim_engine::SimTime;
+use std::collections::VecDeque;
+
+/// Connection state (`sk_state`), reduced to what a simulated endpoint passes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpState {
+    Closed,
+    Listen,
+    SynSent,
+    SynRecv,
+    Established,
+    /// Our FIN is sent; the connection stays open for receiving.
+    FinWait,
+}
+
+impl TcpState {
+    pub fn ss_name(self) -> &'static str {
+        match self {
+            TcpState::Closed => "CLOSE",
+            TcpState::Listen => "LISTEN",
+            TcpState::SynSent => "SYN-SENT",
+            TcpState::SynRecv => "SYN-RECV",
+            TcpState::Established => "ESTAB",
+            TcpState::FinWait => "FIN-WAIT-1",
+        }
+    }
+}
+
+// `TCP_SKB_CB(skb)->sacked` bits.
+pub(crate) const SACKED_ACKED: u8 = 0x01;
+pub(crate) const SACKED_RETRANS: u8 = 0x02;
+pub(crate) const LOST: u8 = 0x04;
+pub(crate) const EVER_RETRANS: u8 = 0x08;
+
+/// One segment in the retransmit queue (an skb with `pcount` = 1; ccsim does not build TSO
+/// super-segments, so every queue entry is one packet on the wire).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TxSkb {
+    pub seq: u32,
+    pub end_seq: u32,
+    /// SYN/FIN/PSH flags carried by this skb.
+    pub tcp_flags: u8,
+    pub sacked: u8,
+    /// Time of the latest (re)transmission (`skb_mstamp_ns`).
+    pub tx_ns: u64,
+    /// `tx.first_tx_mstamp`, `tx.delivered_mstamp`, `tx.delivered`, `tx.is_app_limited` (tcp_rate.c).
+    pub first_tx_ns: u64,
+    pub delivered_ns: u64,
+    pub delivered: u32,
+    pub app_limited: bool,
+}
+
+/// What the retransmission-timer slot is armed for (`ICSK_TIME_RETRANS`, `ICSK_TIME_REO_TIMEOUT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum XmitTimer {
+    Retrans,
+    ReoTimeout,
+}
+
+/// `icsk_ack.pending` bits.
+pub(crate) const ACK_SCHED: u8 = 1;
+pub(crate) const ACK_TIMER: u8 = 2;
+pub(crate) const ACK_PUSHED: u8 = 4;
+pub(crate) const ACK_PUSHED2: u8 = 8;
+pub(crate) const ACK_NOW: u8 = 16;
+
+/// The delayed-ACK engine (`icsk->icsk_ack`).
+#[derive(Clone, Debug)]
+pub(crate) struct AckState {
+    pub pending: u8,
+    pub quick: u32,
+    pub pingpong: u32,
+    /// Current delayed-ACK timeout (`ato`), 0 until the first data segment.
+    pub ato: u64,
+    pub timeout: SimTime,
+    pub lrcvtime: u64,
+    pub rcv_mss: u32,
+}
+
+/// Counters reported in `tcp_info` and summaries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpStats {
+    pub data_segs_out: u64,
+    pub data_segs_in: u64,
+    pub segs_out: u64,
+    pub segs_in: u64,
+    pub bytes_sent: u64,
+    pub bytes_retrans: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub total_retrans: u64,
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    pub cwr_events: u64,
+    pub undo_count: u64,
+    pub dsacks_rcvd: u64,
+    pub ce_rcvd: u64,
+}
+
+/// A TCP endpoint (one connection), sans-IO.
+pub struct Endpoint {
+    pub(crate) cfg: TcpConfig,
+    pub(crate) state: TcpState,
+    /// The narrow socket view shared with the congestion-control module.
+    pub(crate) sk: Sock,
+    pub(crate) cc: Cc,
+    pub(crate) now: SimTime,
+
+    // --- send side ---
+    pub(crate) iss: u32,
+    pub(crate) write_seq: u32,
+    /// Bytes written by the application and not yet sent (`u64::MAX`: an endless bulk source).
+    pub(crate) unsent: u64,
+    pub(crate) fin_queued: bool,
+    pub(crate) fin_sent: bool,
+    pub(crate) rtx: VecDeque<TxSkb>,
+    pub(crate) snd_wnd: u32,
+    pub(crate) snd_wscale: u8,
+    pub(crate) snd_wl1: u32,
+    pub(crate) mss_clamp: u32,
+    pub(crate) sacked_out: u32,
+    /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
+    pub(crate) highest_sack: u32,
+    pub(crate) lost_out: u32,
+    pub(crate) retrans_out: u32,
+    pub(crate) lost: u32,
+    pub(crate) high_seq: u32,
+    pub(crate) prior_ssthresh: u32,
+    pub(crate) undo_marker: u32,
+    pub(crate) undo_retrans: i32,
+    pub(crate) retrans_stamp: u32,
+    pub(crate) prr_delivered: u32,
+    pub(crate) prr_out: u32,
+    pub(crate) reordering: u32,
+    pub(crate) ecn_queue_cwr: bool,
+    pub(crate) cwnd_usage_seq: u32,
+    pub(crate) snd_cwnd_stamp: u64,
+    pub(crate) lsndtime: u64,
+    pub(crate) snd_sml: u32,
+    pub(crate) delivered_ns: u64,
+    pub(crate) first_tx_ns: u64,
+    pub(crate) app_limited: u32,
+    pub(crate) pacing_next: u64,
+
+    // --- RTT / timers ---
+    pub(crate) mdev_us: u32,
+    pub(crate) mdev_max_us: u32,
+    pub(crate) rttvar_us: u32,
+    pub(crate) rtt_seq: u32,
+    pub(crate) rto: SimTime,
+    pub(crate) backoff: u32,
+    pub(crate) retransmits: u32,
+    pub(crate) min_rtt: MinMax,
+    /// The retransmission-timer slot (`icsk_retransmit_timer` with `icsk_pending`): RTO or the
+    /// RACK reordering timeout, never both.
+    pub(crate) xmit_timer: Option<(SimTime, XmitTimer)>,
+    pub(crate) pacing_deadline: Option<SimTime>,
+
+    // --- RACK (tcp_recovery.c) ---
+    pub(crate) rack_mstamp: u64,
+    pub(crate) rack_rtt_us: u32,
+    pub(crate) rack_end_seq: u32,
+    pub(crate) rack_advanced: bool,
+    pub(crate) rack_reord: bool,
+
+    // --- receive side ---
+    pub(crate) irs: u32,
+    pub(crate) rcv_wup: u32,
+    pub(crate) rcv_wnd: u32,
+    pub(crate) rcv_wscale: u8,
+    pub(crate) ofo: Vec<(u32, u32)>,
+    pub(crate) sack_recent: Vec<(u32, u32)>,
+    pub(crate) dsack: Option<(u32, u32)>,
+    pub(crate) ack: AckState,
+    pub(crate) ecn_seen: bool,
+    pub(crate) peer_fin: bool,
+    pub(crate) sack_ok: bool,
+    pub(crate) snd_wscale_seen: bool,
+    pub(crate) ts_ok: bool,
+    pub(crate) ts_recent: u32,
+    pub(crate) rcv_tsecr: Option<u32>,
+    pub(crate) ecn_requested: bool,
+
+    pub(crate) stats: TcpStats,
+}
+
+impl Endpoint {
+    fn blank(cfg: TcpConfig, iss: u32) -> Self {
+        let cc = Cc::new(cfg.cc, &cfg.cc_params);
+        let sk = Sock { snd_cwnd: cfg.init_cwnd, mss_cache: cfg.advmss - 12, ..Sock::default() };
+        let rcv_wscale = cfg.rcv_wscale();
+        let rcv_wnd = cfg.rcvbuf;
+        let rto = cfg.rto_init;
+        let reordering = cfg.reordering;
+        Endpoint {
+            state: TcpState::Closed,
+            sk,
+            cc,
+            now: SimTime::ZERO,
+            iss,
+            write_seq: iss,
+            unsent: 0,
+            fin_queued: false,
+            fin_sent: false,
+            rtx: VecDeque::new(),
+            snd_wnd: 0,
+            snd_wscale: 0,
+            snd_wl1: 0,
+            mss_clamp: cfg.advmss,
+            sacked_out: 0,
+            highest_sack: iss,
+            lost_out: 0,
+            retrans_out: 0,
+            lost: 0,
+            high_seq: iss,
+            prior_ssthresh: 0,
+            undo_marker: 0,
+            undo_retrans: -1,
+            retrans_stamp: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            reordering,
+            ecn_queue_cwr: false,
+            cwnd_usage_seq: iss,
+            snd_cwnd_stamp: 0,
+            lsndtime: 0,
+            snd_sml: iss,
+            delivered_ns: 0,
+            first_tx_ns: 0,
+            app_limited: 0,
+            pacing_next: 0,
+            mdev_us: 0,
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: iss,
+            rto,
+            backoff: 0,
+            retransmits: 0,
+            min_rtt: MinMax::default(),
+            xmit_timer: None,
+            pacing_deadline: None,
+            rack_mstamp: 0,
+            rack_rtt_us: 0,
+            rack_end_seq: iss,
+            rack_advanced: false,
+            rack_reord: false,
+            irs: 0,
+            rcv_wup: 0,
+            rcv_wnd,
+            rcv_wscale,
+            ofo: Vec::new(),
+            sack_recent: Vec::new(),
+            dsack: None,
+            ack: AckState {
+                pending: 0,
+                quick: 0,
+                pingpong: 0,
+                ato: 0,
+                timeout: SimTime::ZERO,
+                lrcvtime: 0,
+                rcv_mss: 536,
+            },
+            ecn_seen: false,
+            peer_fin: false,
+            sack_ok: false,
+            snd_wscale_seen: false,
+            ts_ok: false,
+            ts_recent: 0,
+            rcv_tsecr: None,
+            ecn_requested: false,
+            stats: TcpStats::default(),
+            cfg,
+        }
+    }
+
+    /// A passive endpoint waiting for a SYN (`listen()` + the child socket that `accept()` returns).
+    pub fn listen(cfg: TcpConfig, iss: u32) -> Self {
+        let mut ep = Endpoint::blank(cfg, iss);
+        ep.state = TcpState::Listen;
+        ep
+    }
+
+    /// An active endpoint; call [`Endpoint::connect`] to send the SYN.
+    pub fn client(cfg: TcpConfig, iss: u32) -> Self {
+        Endpoint::blank(cfg, iss)
+    }
+
+    pub fn state(&self) -> TcpState {
+        self.state
+    }
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn sock(&self) -> &Sock {
+        &self.sk
+    }
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    pub fn is_established(&self) -> bool {
+        matches!(self.state, TcpState::Established | TcpState::FinWait)
+    }
+
+    /// Bytes the application has written that are not yet acknowledged or not yet sent.
+    pub fn send_backlog_empty(&self) -> bool {
+        self.unsent == 0 && self.rtx.is_empty() && (!self.fin_queued || self.fin_sent)
+    }
+
+    /// All data (and FIN, if queued) written so far has been acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.is_established() && self.unsent == 0 && self.rtx.is_empty()
+    }
+
+    /// `connect()`: send the SYN.
+    pub fn connect(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        debug_assert_eq!(self.state, TcpState::Closed);
+        self.state = TcpState::SynSent;
+        // tcp_ecn_send_syn: request ECN if tcp_ecn=1 or the CC needs it.
+        let needs_ecn = self.cc.needs_ecn();
+        self.ecn_requested = self.cfg.ecn == EcnMode::On || needs_ecn;
+        if needs_ecn && self.cfg.syn_ect {
+            self.sk.ect_xmit = true;
+        }
+        let iss = self.iss;
+        self.queue_control_skb(iss, TcpFlags::SYN);
+        self.write_seq = iss.wrapping_add(1);
+        self.sk.snd_nxt = iss;
+        self.sk.snd_una = iss;
+        self.transmit_head_syn(out);
+    }
+
+    /// `write()`: queue `bytes` more bytes for sending.
+    pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.unsent = self.unsent.saturating_add(bytes);
+        self.write_seq = self.write_seq.wrapping_add(bytes.min(u32::MAX as u64) as u32);
+        if self.is_established() {
+            self.push_pending_frames(out);
+        }
+    }
+
+    /// An endless bulk source (iperf-like): the send buffer never runs dry.
+    pub fn write_forever(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.unsent = u64::MAX;
+        if self.is_established() {
+            self.push_pending_frames(out);
+        }
+    }
+
+    /// Stop an endless source: discard unsent data (what an application's stop amounts to on the
+    /// wire: nothing more is sent, data in flight is still delivered).
+    pub fn stop_sending(&mut self) {
+        self.unsent = 0;
+    }
+
+    /// `close()` / `shutdown(SHUT_WR)`: send a FIN once queued data is out.
+    pub fn close(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.fin_queued = true;
+        if self.is_established() {
+            self.push_pending_frames(out);
+        }
+    }
+
+    pub(crate) fn set_now(&mut self, now: SimTime) {
+        debug_assert!(now >= self.now);
+        self.now = now;
+        self.sk.now_ns = now.ns();
+    }
+
+    pub(crate) fn now_us(&self) -> u64 {
+        self.now.ns() / 1000
+    }
+
+    /// `tcp_packets_in_flight`: packets_out - (sacked_out + lost_out) + retrans_out.
+    pub(crate) fn packets_in_flight(&self) -> u32 {
+        (self.sk.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    pub(crate) fn left_out(&self) -> u32 {
+        self.sacked_out + self.lost_out
+    }
+
+    /// `tcp_set_ca_state`: tell the module first, then switch.
+    pub(crate) fn set_ca_state(&mut self, new: CaState) {
+        self.cc.set_state(&mut self.sk, new);
+        self.sk.ca_state = new;
+    }
+
+    pub(crate) fn ca_event(&mut self, ev: CaEvent) {
+        self.cc.cwnd_event(&mut self.sk, ev);
+    }
+
+    /// `tcp_in_cwnd_reduction`.
+    pub(crate) fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.sk.ca_state, CaState::Cwr | CaState::Recovery)
+    }
+
+    /// `tcp_current_ssthresh`.
+    pub(crate) fn current_ssthresh(&self) -> u32 {
+        if self.in_cwnd_reduction() {
+            self.sk.snd_ssthresh
+        } else {
+            let c = self.sk.snd_cwnd;
+            self.sk.snd_ssthresh.max((c >> 1) + (c >> 2))
+        }
+    }
+
+    /// `tcp_init_congestion_control`, run when the connection becomes established.
+    pub(crate) fn init_congestion_control(&mut self) {
+        self.cc.init(&mut self.sk);
+    }
+
+    pub(crate) fn queue_control_skb(&mut self, seq: u32, flags: u8) {
+        let end = seq.wrapping_add(1);
+        self.rtx.push_back(TxSkb {
+            seq,
+            end_seq: end,
+            tcp_flags: flags,
+            sacked: 0,
+            tx_ns: 0,
+            first_tx_ns: 0,
+            delivered_ns: 0,
+            delivered: 0,
+            app_limited: false,
+        });
+    }
+}

@@ -1,0 +1,85 @@
+//! `struct tcp_info` as `tcp_get_info` fills it, plus the CC's `get_info`.
+
+use crate::endpoint::{Endpoint, TcpState};
+use ccsim_cc::{CaState, CcInfo, CongestionOps};
+
+/// A snapshot of one socket, in the units `ss -tin` and `getsockopt(TCP_INFO)` use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpInfo {
+    pub state: TcpState,
+    pub ca_state: CaState,
+    pub cc: &'static str,
+    pub snd_cwnd: u32,
+    pub snd_ssthresh: u32,
+    /// Smoothed RTT and its variation in microseconds (`tcpi_rtt`, `tcpi_rttvar`).
+    pub rtt_us: u32,
+    pub rttvar_us: u32,
+    pub min_rtt_us: u32,
+    /// Retransmission timeout in microseconds (`tcpi_rto`), with backoff.
+    pub rto_us: u64,
+    /// Delayed-ACK timeout in microseconds (`tcpi_ato`).
+    pub ato_us: u64,
+    pub snd_mss: u32,
+    pub rcv_mss: u32,
+    pub snd_wscale: u8,
+    pub rcv_wscale: u8,
+    pub unacked: u32,
+    pub sacked: u32,
+    pub lost: u32,
+    pub retrans: u32,
+    pub total_retrans: u64,
+    pub reordering: u32,
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub pacing_rate: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub bytes_retrans: u64,
+    pub data_segs_out: u64,
+    pub data_segs_in: u64,
+    pub rto_count: u64,
+    pub backoff: u32,
+    pub ecn_ok: bool,
+    pub cc_info: CcInfo,
+}
+
+impl Endpoint {
+    /// `tcp_get_info`.
+    pub fn tcp_info(&self) -> TcpInfo {
+        let sk = &self.sk;
+        TcpInfo {
+            state: self.state,
+            ca_state: sk.ca_state,
+            cc: self.cc.name(),
+            snd_cwnd: sk.snd_cwnd,
+            snd_ssthresh: sk.snd_ssthresh,
+            rtt_us: sk.srtt_us >> 3,
+            rttvar_us: self.mdev_us >> 2,
+            min_rtt_us: if sk.min_rtt_us == u32::MAX { 0 } else { sk.min_rtt_us },
+            rto_us: self.rto.ns() / 1000 << self.backoff.min(20),
+            ato_us: self.ack.ato / 1000,
+            snd_mss: sk.mss_cache,
+            rcv_mss: self.ack.rcv_mss,
+            snd_wscale: self.snd_wscale,
+            rcv_wscale: self.rcv_wscale,
+            unacked: sk.packets_out,
+            sacked: self.sacked_out,
+            lost: self.lost_out,
+            retrans: self.retrans_out,
+            total_retrans: self.stats.total_retrans,
+            reordering: self.reordering,
+            delivered: sk.delivered,
+            delivered_ce: sk.delivered_ce,
+            pacing_rate: sk.pacing_rate,
+            bytes_acked: self.stats.bytes_acked,
+            bytes_received: self.stats.bytes_received,
+            bytes_retrans: self.stats.bytes_retrans,
+            data_segs_out: self.stats.data_segs_out,
+            data_segs_in: self.stats.data_segs_in,
+            rto_count: self.stats.rto_count,
+            backoff: self.backoff,
+            ecn_ok: sk.ecn_ok,
+            cc_info: self.cc.get_info(sk),
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! The send path (tcp_output.c).
+
+use crate::endpoint::*;
+use crate::segment::{Ecn, Segment, TcpFlags, TcpOptions};
+use crate::seq::{after, before};
+use ccsim_cc::{CaEvent, CongestionOps};
+use ccsim_engine::SimTime;
+
+impl Endpoint {
+    /// `tcp_push_pending_frames` → `tcp_write_xmit`: send new data as cwnd, rwnd, Nagle and
+    /// pacing allow.
+    pub(crate) fn push_pending_frames(&mut self, out: &mut Vec<Segment>) {
+        if !self.is_established() {
+            return;
+        }
+        let mut sent = 0u32;
+        let mut is_cwnd_limited = false;
+        loop {
+            let has_data = self.unsent > 0;
+            let fin_now = !has_data && self.fin_queued && !self.fin_sent;
+            if !has_data && !fin_now {
+                break;
+            }
+            if self.pacing_blocked() {
+                break;
+            }
+            // tcp_cwnd_test (the final FIN is not held by cwnd).
+            if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd {
+                is_cwnd_limited = true;
+                break;
+            }
+            let mss = self.sk.mss_cache;
+            let len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
+            // tcp_snd_wnd_test: the segment must fit in the peer's window.
+            let wnd_end = self.sk.snd_una.wrapping_add(self.snd_wnd);
+            if len > 0 && after(self.sk.snd_nxt.wrapping_add(len), wnd_end) {
+                break;
+            }
+            // tcp_nagle_test with the Minshall check: hold a small segment while a previous small
+            // segment is unacknowledged.
+            if len > 0
+                && len < mss
+                && !self.cfg.nodelay
+                && self.sk.packets_out > 0
+                && after(self.snd_sml, self.sk.snd_una)
+            {
+                break;
+            }
+            let seq = self.sk.snd_nxt;
+            let mut flags = 0u8;
+            if len > 0 {
+                self.unsent -= len as u64;
+                if self.unsent == 0 {
+                    flags |= TcpFlags::PSH; // tcp_mark_push on the last segment of a write
+                }
+            }
+            if self.unsent == 0 && self.fin_queued && !self.fin_sent {
+                flags |= TcpFlags::FIN;
+                self.fin_sent = true;
+                self.state = TcpState::FinWait;
+            }
+            let end_seq = seq.wrapping_add(len).wrapping_add((flags & TcpFlags::FIN != 0) as u32);
+            let prior_packets = self.sk.packets_out;
+            self.rate_skb_sent_prepare();
+            let now = self.now.ns();
+            let skb = TxSkb {
+                seq,
+                end_seq,
+                tcp_flags: flags,
+                sacked: 0,
+                tx_ns: now,
+                first_tx_ns: self.first_tx_ns,
+                delivered_ns: self.delivered_ns,
+                delivered: self.sk.delivered,
+                app_limited: self.app_limited != 0,
+            };
+            self.rtx.push_back(skb);
+            self.transmit(seq, len, flags, false, out);
+            // tcp_event_new_data_sent
+            self.sk.snd_nxt = end_seq;
+            self.sk.packets_out += 1;
+            if prior_packets == 0 {
+                self.rearm_rto();
+            }
+            // tcp_minshall_update
+            if len < mss {
+                self.snd_sml = end_seq;
+            }
+            sent += 1;
+        }
+        if self.unsent == 0 && !is_cwnd_limited {
+            self.rate_check_app_limited();
+        }
+        is_cwnd_limited |= self.packets_in_flight() >= self.sk.snd_cwnd;
+        if sent > 0 || is_cwnd_limited {
+            self.cwnd_validate(is_cwnd_limited);
+        }
+        if sent > 0 && self.in_cwnd_reduction() {
+            self.prr_out += sent;
+        }
+    }
+
+    /// `tcp_rate_skb_sent`: the first packet after an idle period restarts the delivery clock.
+    fn rate_skb_sent_prepare(&mut self) {
+        if self.sk.packets_out == 0 {
+            let now = self.now.ns();
+            self.first_tx_ns = now;
+            self.delivered_ns = now;
+        }
+    }
+
+    /// `tcp_rate_check_app_limited`: mark the flight as application-limited.
+    fn rate_check_app_limited(&mut self) {
+        if self.packets_in_flight() < self.sk.snd_cwnd && self.lost_out <= self.retrans_out {
+            self.app_limited = (self.sk.delivered + self.packets_in_flight()).max(1);
+        }
+    }
+
+    /// `tcp_cwnd_validate`: remember whether this window used all of cwnd.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        if !before(self.sk.snd_una, self.cwnd_usage_seq)
+            || is_cwnd_limited
+            || (!self.sk.is_cwnd_limited && self.sk.packets_out > self.sk.max_packets_out)
+        {
+            self.sk.is_cwnd_limited = is_cwnd_limited;
+            self.sk.max_packets_out = self.sk.packets_out;
+            self.cwnd_usage_seq = self.sk.snd_nxt;
+        }
+        if self.sk.is_cwnd_limited() {
+            self.snd_cwnd_stamp = self.now.ns();
+        }
+    }
+
+    /// `tcp_xmit_retransmit_queue`: retransmit segments marked lost while cwnd allows.
+    pub(crate) fn xmit_retransmit_queue(&mut self, out: &mut Vec<Segment>) {
+        if self.sk.packets_out == 0 {
+            return;
+        }
+        let mut rearm = false;
+        let mut i = 0;
+        while i < self.rtx.len() {
+            if self.pacing_blocked() {
+                break;
+            }
+            if self.packets_in_flight() >= self.sk.snd_cwnd {
+                break;
+            }
+            if self.retrans_out >= self.lost_out {
+                break;
+            }
+            let sacked = self.rtx[i].sacked;
+            if sacked & LOST == 0 || sacked & (SACKED_ACKED | SACKED_RETRANS) != 0 {
+                i += 1;
+                continue;
+            }
+            self.retransmit_skb(i, out);
+            if self.in_cwnd_reduction() {
+                self.prr_out += 1;
+            }
+            if i == 0 && !matches!(self.xmit_timer, Some((_, XmitTimer::ReoTimeout))) {
+                rearm = true;
+            }
+            i += 1;
+        }
+        if rearm {
+            self.reset_rto_timer();
+        }
+    }
+
+    /// `__tcp_retransmit_skb` for the skb at `idx`.
+    pub(crate) fn retransmit_skb(&mut self, idx: usize, out: &mut Vec<Segment>) {
+        let now = self.now.ns();
+        let skb = self.rtx[idx];
+        let len = skb.end_seq.wrapping_sub(skb.seq) - ((skb.tcp_flags & (TcpFlags::SYN | TcpFlags::FIN)) != 0) as u32;
+        if skb.tcp_flags & TcpFlags::SYN != 0 {
+            self.transmit_syn(skb.seq, out);
+        } else {
+            self.transmit(skb.seq, len, skb.tcp_flags, true, out);
+        }
+        let s = &mut self.rtx[idx];
+        s.tx_ns = now;
+        s.sacked |= SACKED_RETRANS | EVER_RETRANS;
+        self.retrans_out += 1;
+        self.stats.total_retrans += 1;
+        self.stats.bytes_retrans += len as u64;
+        if self.undo_retrans < 0 {
+            self.undo_retrans = 0;
+        }
+        self.undo_retrans += 1;
+        if self.retrans_stamp == 0 {
+            self.retrans_stamp = self.ts_val();
+        }
+    }
+
+    /// Current TSval: the millisecond clock (`tcp_time_stamp_ts`).
+    pub(crate) fn ts_val(&self) -> u32 {
+        (self.now.ns() / 1_000_000) as u32
+    }
+
+    /// `tcp_ecn_send` applied to the socket's ECT state; returns the codepoint to use.
+    fn ecn_for(&mut self, new_data: bool, flags: &mut u8) -> Ecn {
+        if self.sk.ecn_ok {
+            if new_data {
+                self.sk.ect_xmit = true; // INET_ECN_xmit
+                if self.ecn_queue_cwr {
+                    self.ecn_queue_cwr = false;
+                    *flags |= TcpFlags::CWR;
+                }
+            } else if !self.cc.needs_ecn() {
+                self.sk.ect_xmit = false; // INET_ECN_dontxmit: ACKs and retransmissions
+            }
+            if self.sk.ecn_demand_cwr {
+                *flags |= TcpFlags::ECE;
+            }
+        }
+        if self.sk.ect_xmit {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
+    /// `tcp_select_window` (no autotuning: the window is the receive buffer).
+    fn select_window(&mut self) -> u16 {
+        self.rcv_wup = self.sk.rcv_nxt;
+        (self.rcv_wnd >> self.rcv_wscale).min(65535) as u16
+    }
+
+    fn sack_options(&mut self, opts: &mut TcpOptions) {
+        if !self.sack_ok {
+            return;
+        }
+        let max = if self.ts_ok { 3 } else { 4 };
+        let mut n = 0usize;
+        if let Some(d) = self.dsack.take() {
+            opts.sack[0] = d;
+            n = 1;
+        }
+        for &b in &self.sack_recent {
+            if n == max {
+                break;
+            }
+            opts.sack[n] = b;
+            n += 1;
+        }
+        opts.sack_len = n as u8;
+    }
+
+    /// `__tcp_transmit_skb` for a data or FIN segment (never a SYN).
+    pub(crate) fn transmit(&mut self, seq: u32, len: u32, skb_flags: u8, retrans: bool, out: &mut Vec<Segment>) {
+        let mut flags = (skb_flags & (TcpFlags::FIN | TcpFlags::PSH)) | TcpFlags::ACK;
+        let new_data = len > 0 && !retrans && !before(seq, self.sk.snd_nxt);
+        let ecn = self.ecn_for(new_data, &mut flags);
+        let mut opts = TcpOptions::default();
+        if self.ts_ok {
+            opts.timestamp = Some((self.ts_val(), self.ts_recent));
+        }
+        self.sack_options(&mut opts);
+        let win = self.select_window();
+        let seg = Segment { seq, ack: self.sk.rcv_nxt, len, flags: TcpFlags(flags), win, ecn, opts };
+        out.push(seg);
+        self.stats.segs_out += 1;
+        if len > 0 {
+            self.stats.data_segs_out += 1;
+            self.stats.bytes_sent += len as u64;
+            self.event_data_sent();
+        }
+        self.event_ack_sent(self.sk.rcv_nxt);
+        self.pacing_after_send(len);
+    }
+
+    /// `tcp_event_data_sent`.
+    fn event_data_sent(&mut self) {
+        let now = self.now.ns();
+        if self.packets_in_flight() == 0 {
+            self.cwnd_restart_after_idle();
+            self.ca_event(CaEvent::TxStart);
+        }
+        self.lsndtime = now;
+        self.sk.lsndtime_ns = now;
+        // A reply within ato of the last received segment: interactive (pingpong) mode.
+        if now.saturating_sub(self.ack.lrcvtime) < self.ack.ato {
+            self.ack.pingpong = self.ack.pingpong.saturating_add(1);
+        }
+    }
+
+    /// `tcp_cwnd_restart` via `tcp_slow_start_after_idle_check`.
+    fn cwnd_restart_after_idle(&mut self) {
+        if !self.cfg.slow_start_after_idle || self.lsndtime == 0 || self.cc.has_cong_control() {
+            return;
+        }
+        let idle = self.now.ns().saturating_sub(self.lsndtime);
+        let rto = self.rto.ns().max(1);
+        if idle < rto {
+            return;
+        }
+        self.ca_event(CaEvent::CwndRestart);
+        self.sk.snd_ssthresh = self.current_ssthresh();
+        let restart = self.cfg.init_cwnd.min(self.sk.snd_cwnd);
+        let mut delta = idle / rto;
+        let mut cwnd = self.sk.snd_cwnd;
+        while delta > 0 && cwnd > restart {
+            cwnd >>= 1;
+            delta -= 1;
+        }
+        self.sk.snd_cwnd = cwnd.max(restart);
+        self.snd_cwnd_stamp = self.now.ns();
+    }
+
+    /// `tcp_event_ack_sent`: an ACK for `rcv_nxt` went out.
+    fn event_ack_sent(&mut self, rcv_nxt: u32) {
+        // The special DCTCP ACK for an older sequence does not cancel the delayed ACK
+        // (27cde44a25 "do not cancel delay-AcK on DCTCP special ACK").
+        if rcv_nxt != self.sk.rcv_nxt {
+            return;
+        }
+        // tcp_dec_quickack_mode
+        if self.ack.quick > 0 {
+            let pkts = (self.ack.pending & ACK_SCHED != 0) as u32;
+            if pkts >= self.ack.quick {
+                self.ack.quick = 0;
+                self.ack.ato = self.cfg.delack_min.ns();
+            } else {
+                self.ack.quick -= pkts;
+            }
+        }
+        // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
+        self.ack.pending = 0;
+        self.sk.ack_timer_pending = false;
+        self.sk.ack_now = false;
+    }
+
+    /// `__tcp_send_ack(sk, rcv_nxt)`: a pure ACK.
+    pub(crate) fn send_ack_for(&mut self, rcv_nxt: u32, ece_override: Option<bool>, out: &mut Vec<Segment>) {
+        let mut flags = TcpFlags::ACK;
+        let ecn = self.ecn_for(false, &mut flags);
+        if let Some(ece) = ece_override {
+            flags = if ece { flags | TcpFlags::ECE } else { flags & !TcpFlags::ECE };
+        }
+        let mut opts = TcpOptions::default();
+        if self.ts_ok {
+            opts.timestamp = Some((self.ts_val(), self.ts_recent));
+        }
+        self.sack_options(&mut opts);
+        let win = self.select_window();
+        // tcp_acceptable_seq
+        let seq = self.sk.snd_nxt;
+        out.push(Segment { seq, ack: rcv_nxt, len: 0, flags: TcpFlags(flags), win, ecn, opts });
+        self.stats.segs_out += 1;
+        self.event_ack_sent(rcv_nxt);
+    }
+
+    /// `tcp_send_ack`.
+    pub(crate) fn send_ack(&mut self, out: &mut Vec<Segment>) {
+        let r = self.sk.rcv_nxt;
+        self.send_ack_for(r, None, out);
+    }
+
+    /// SYN or SYN-ACK (`tcp_transmit_skb` for a SYN, with `tcp_syn_options`/`tcp_synack_options`).
+    pub(crate) fn transmit_syn(&mut self, seq: u32, out: &mut Vec<Segment>) {
+        let mut flags = TcpFlags::SYN;
+        let mut opts = TcpOptions { mss: Some(self.cfg.advmss.min(65535) as u16), ..TcpOptions::default() };
+        let synack = self.state == TcpState::SynRecv;
+        if synack {
+            flags |= TcpFlags::ACK;
+            opts.sack_permitted = self.sack_ok;
+            if self.ts_ok {
+                opts.timestamp = Some((self.ts_val(), self.ts_recent));
+            }
+            if self.snd_wscale_offered() {
+                opts.wscale = Some(self.rcv_wscale);
+            }
+            // tcp_ecn_make_synack
+            if self.sk.ecn_ok {
+                flags |= TcpFlags::ECE;
+            }
+        } else {
+            opts.sack_permitted = self.cfg.sack;
+            if self.cfg.timestamps {
+                opts.timestamp = Some((self.ts_val(), 0));
+            }
+            if self.cfg.window_scaling {
+                opts.wscale = Some(self.rcv_wscale);
+            }
+            if self.ecn_requested {
+                flags |= TcpFlags::ECE | TcpFlags::CWR;
+            }
+        }
+        let ecn = if self.sk.ect_xmit { Ecn::Ect0 } else { Ecn::NotEct };
+        let win = self.rcv_wnd.min(65535) as u16;
+        let ack = if synack { self.sk.rcv_nxt } else { 0 };
+        out.push(Segment { seq, ack, len: 0, flags: TcpFlags(flags), win, ecn, opts });
+        self.stats.segs_out += 1;
+    }
+
+    pub(crate) fn transmit_head_syn(&mut self, out: &mut Vec<Segment>) {
+        let seq = self.iss;
+        self.transmit_syn(seq, out);
+        let now = self.now.ns();
+        if let Some(s) = self.rtx.front_mut() {
+            s.tx_ns = now;
+            s.first_tx_ns = now;
+        }
+        self.sk.snd_nxt = self.iss.wrapping_add(1);
+        self.sk.packets_out = 1;
+        self.rearm_rto();
+    }
+
+    fn snd_wscale_offered(&self) -> bool {
+        self.cfg.window_scaling && self.snd_wscale_seen
+    }
+
+    /// `tcp_pacing_check`: with internal pacing, is the next departure still in the future?
+    fn pacing_blocked(&mut self) -> bool {
+        if !self.cfg.pacing || self.pacing_next <= self.now.ns() {
+            return false;
+        }
+        self.pacing_deadline = Some(SimTime(self.pacing_next));
+        true
+    }
+
+    /// `tcp_update_skb_after_send`: advance the earliest departure time by len / pacing rate.
+    fn pacing_after_send(&mut self, len: u32) {
+        if !self.cfg.pacing || len == 0 {
+            return;
+        }
+        let rate = self.sk.pacing_rate;
+        if rate == 0 || self.stats.data_segs_out < 10 {
+            return;
+        }
+        let len_ns = len as u64 * 1_000_000_000 / rate;
+        self.pacing_next = self.pacing_next.max(self.now.ns()) + len_ns;
+    }
+
+    /// `tcp_update_pacing_rate`: 200 % of cwnd/srtt in slow start, 120 % afterwards.
+    pub(crate) fn update_pacing_rate(&mut self) {
+        let sk = &self.sk;
+        let mut rate = sk.mss_cache as u64 * ((1_000_000 / 100) << 3);
+        rate *= if sk.snd_cwnd < sk.snd_ssthresh / 2 {
+            self.cfg.pacing_ss_ratio as u64
+        } else {
+            self.cfg.pacing_ca_ratio as u64
+        };
+        rate *= sk.snd_cwnd.max(sk.packets_out) as u64;
+        if sk.srtt_us > 0 {
+            rate /= sk.srtt_us as u64;
+        }
+        self.sk.pacing_rate = rate;
+    }
+}

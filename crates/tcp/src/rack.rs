@@ -1,0 +1,137 @@
+//! RACK loss detection (tcp_recovery.c, RFC 8985): a packet is lost once a packet sent after it
+//! has been delivered and more than one RTT plus a reordering window has passed since it was sent.
+
+use crate::endpoint::*;
+use crate::segment::Segment;
+use crate::seq::after;
+use ccsim_cc::CaState;
+use ccsim_engine::SimTime;
+
+/// `TCP_TIMEOUT_MIN`: 2 jiffies, added to the reordering timeout.
+const TIMEOUT_MIN_US: u64 = 2_000;
+
+impl Endpoint {
+    /// `tcp_rack_sent_after`.
+    fn rack_sent_after(t1: u64, t2: u64, seq1: u32, seq2: u32) -> bool {
+        t1 > t2 || (t1 == t2 && after(seq1, seq2))
+    }
+
+    /// `tcp_rack_advance`: a delivered packet moves the RACK clock forward.
+    pub(crate) fn rack_advance(&mut self, sacked: u8, end_seq: u32, xmit_ns: u64) {
+        let rtt_us = (self.now.ns().saturating_sub(xmit_ns) / 1000) as u32;
+        // A retransmitted packet whose RTT is below min_rtt was probably delivered by an earlier
+        // transmission: the sample is ambiguous.
+        if rtt_us < self.sk.min_rtt_us && sacked & SACKED_RETRANS != 0 {
+            return;
+        }
+        self.rack_advanced = true;
+        self.rack_rtt_us = rtt_us;
+        if Self::rack_sent_after(xmit_ns, self.rack_mstamp, end_seq, self.rack_end_seq) {
+            self.rack_mstamp = xmit_ns;
+            self.rack_end_seq = end_seq;
+        }
+    }
+
+    /// `tcp_rack_reo_wnd`.
+    fn rack_reo_wnd(&self) -> u64 {
+        if !self.rack_reord {
+            if self.sk.ca_state >= CaState::Recovery {
+                return 0;
+            }
+            if self.sacked_out >= self.reordering {
+                return 0;
+            }
+        }
+        let min_rtt = if self.sk.min_rtt_us == u32::MAX { 0 } else { self.sk.min_rtt_us };
+        ((min_rtt >> 2) as u64).min((self.sk.srtt_us >> 3) as u64)
+    }
+
+    /// `tcp_rack_skb_timeout`: microseconds until the skb at `idx` counts as lost (<= 0: lost).
+    pub(crate) fn rack_skb_timeout(&self, idx: usize, now_us: u64, reo_wnd: u64) -> i64 {
+        let tx_us = self.rtx[idx].tx_ns / 1000;
+        self.rack_rtt_us as i64 + reo_wnd as i64 - (now_us as i64 - tx_us as i64)
+    }
+
+    /// `tcp_mark_skb_lost`.
+    pub(crate) fn mark_skb_lost(&mut self, idx: usize) {
+        let s = &mut self.rtx[idx];
+        if s.sacked & SACKED_ACKED != 0 {
+            return;
+        }
+        if s.sacked & LOST != 0 {
+            if s.sacked & SACKED_RETRANS != 0 {
+                // A retransmission lost again.
+                s.sacked &= !SACKED_RETRANS;
+                self.retrans_out -= 1;
+                self.lost += 1;
+            }
+        } else {
+            s.sacked |= LOST;
+            self.lost_out += 1;
+            self.lost += 1;
+        }
+    }
+
+    /// `tcp_rack_detect_loss`: returns the longest remaining wait (µs) of packets not yet lost.
+    fn rack_detect_loss(&mut self) -> u64 {
+        let reo_wnd = self.rack_reo_wnd();
+        let now_us = self.now_us();
+        let mut reo_timeout = 0u64;
+        for i in 0..self.rtx.len() {
+            let s = self.rtx[i];
+            if s.sacked & SACKED_ACKED != 0 {
+                continue;
+            }
+            // Skip packets marked lost and not yet retransmitted.
+            if s.sacked & LOST != 0 && s.sacked & SACKED_RETRANS == 0 {
+                continue;
+            }
+            if !Self::rack_sent_after(self.rack_mstamp, s.tx_ns, self.rack_end_seq, s.end_seq) {
+                continue;
+            }
+            let remaining = self.rack_skb_timeout(i, now_us, reo_wnd);
+            if remaining <= 0 {
+                self.mark_skb_lost(i);
+            } else {
+                reo_timeout = reo_timeout.max(remaining as u64);
+            }
+        }
+        reo_timeout
+    }
+
+    /// `tcp_rack_mark_lost`: run detection if RACK advanced; arm the reordering timer if needed.
+    pub(crate) fn rack_mark_lost(&mut self) -> bool {
+        if !self.rack_advanced {
+            return false;
+        }
+        self.rack_advanced = false;
+        let timeout = self.rack_detect_loss();
+        if timeout > 0 {
+            let at = self.now + SimTime::from_us(timeout.div_ceil(1000) * 1000 + TIMEOUT_MIN_US);
+            self.xmit_timer = Some((at, XmitTimer::ReoTimeout));
+        }
+        timeout > 0
+    }
+
+    /// `tcp_rack_reo_timeout`.
+    pub(crate) fn rack_reo_timeout(&mut self, out: &mut Vec<Segment>) {
+        let lost_before = self.lost;
+        let prior_inflight = self.packets_in_flight();
+        // The slot still counts as holding the reordering timer while it is handled.
+        self.xmit_timer = Some((self.now, XmitTimer::ReoTimeout));
+        self.rack_detect_loss();
+        if prior_inflight != self.packets_in_flight() {
+            if self.sk.ca_state != CaState::Recovery {
+                self.enter_recovery(false);
+                if !self.has_cong_control() {
+                    let newly_lost = self.lost - lost_before;
+                    self.cwnd_reduction(1, newly_lost, 0);
+                }
+            }
+            self.xmit_retransmit_queue(out);
+        }
+        if !matches!(self.xmit_timer, Some((_, XmitTimer::Retrans))) {
+            self.rearm_rto();
+        }
+    }
+}

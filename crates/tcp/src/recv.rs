@@ -1,0 +1,323 @@
+//! The receive side of tcp_input.c: `tcp_data_queue`, out-of-order queue and SACK blocks,
+//! `tcp_event_data_recv` (ato estimation, quick-ACK), `__tcp_ecn_check_ce`, and the ACK
+//! decision `__tcp_ack_snd_check` / `tcp_send_delayed_ack`.
+
+use crate::endpoint::*;
+use crate::segment::{Ecn, Segment, TcpFlags};
+use crate::seq::{after, before};
+use ccsim_cc::{CaEvent, CongestionOps};
+use ccsim_engine::SimTime;
+
+/// `TCP_MAX_QUICKACKS`.
+const MAX_QUICKACKS: u32 = 16;
+/// `TCP_PINGPONG_THRESH`.
+const PINGPONG_THRESH: u32 = 1;
+/// `TCP_NUM_SACKS`.
+const NUM_SACKS: usize = 4;
+
+impl Endpoint {
+    /// `inet_csk_in_pingpong_mode`.
+    pub(crate) fn in_pingpong_mode(&self) -> bool {
+        self.ack.pingpong >= PINGPONG_THRESH
+    }
+
+    /// `tcp_in_quickack_mode`.
+    fn in_quickack_mode(&self) -> bool {
+        self.ack.quick > 0 && !self.in_pingpong_mode()
+    }
+
+    /// `tcp_incr_quickack`.
+    fn incr_quickack(&mut self, max: u32) {
+        let mut q = self.rcv_wnd / (2 * self.ack.rcv_mss.max(1));
+        if q == 0 {
+            q = 2;
+        }
+        q = q.min(max);
+        if q > self.ack.quick {
+            self.ack.quick = q;
+        }
+    }
+
+    /// `tcp_enter_quickack_mode`.
+    pub(crate) fn enter_quickack_mode(&mut self, max: u32) {
+        self.incr_quickack(max);
+        self.ack.pingpong = 0;
+        self.ack.ato = self.cfg.delack_min.ns();
+    }
+
+    fn schedule_ack(&mut self) {
+        self.ack.pending |= ACK_SCHED;
+    }
+
+    /// `tcp_data_queue`: accept the payload (and FIN) of an incoming segment.
+    pub(crate) fn data_queue(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        let fin = seg.flags.has(TcpFlags::FIN);
+        if seg.len == 0 && !fin {
+            return;
+        }
+        self.stats.data_segs_in += (seg.len > 0) as u64;
+        // tcp_ecn_accept_cwr: the sender reacted; stop echoing, and ACK data at once.
+        if seg.flags.has(TcpFlags::CWR) {
+            self.sk.ecn_demand_cwr = false;
+            if seg.len > 0 {
+                self.ack.pending |= ACK_NOW;
+            }
+        }
+        let mut seq = seg.seq;
+        let end = seg.seq.wrapping_add(seg.len).wrapping_add(fin as u32);
+        if !after(end, self.sk.rcv_nxt) {
+            // A complete duplicate: D-SACK it and ACK at once.
+            self.dsack_set(seq, end);
+            self.enter_quickack_mode(MAX_QUICKACKS);
+            self.schedule_ack();
+            return;
+        }
+        if !before(seq, self.sk.rcv_nxt.wrapping_add(self.rcv_wnd)) {
+            self.enter_quickack_mode(MAX_QUICKACKS);
+            self.schedule_ack();
+            return;
+        }
+        if before(seq, self.sk.rcv_nxt) {
+            // Partial duplicate: D-SACK the old part, queue the rest.
+            self.dsack_set(seq, self.sk.rcv_nxt);
+            seq = self.sk.rcv_nxt;
+        }
+        if seq == self.sk.rcv_nxt {
+            let new_bytes = end.wrapping_sub(seq) - fin as u32;
+            self.sk.rcv_nxt = end;
+            self.stats.bytes_received += new_bytes as u64;
+            if fin {
+                self.peer_fin = true;
+            }
+            self.event_data_recv(seg, out);
+            if !self.ofo.is_empty() {
+                self.ofo_queue();
+                // RFC 5681 4.2: ACK at once when a gap is filled.
+                if self.ofo.is_empty() {
+                    self.ack.pending |= ACK_NOW;
+                }
+            }
+            self.sack_remove();
+            if fin {
+                // tcp_fin: ACK the FIN, and the connection turns interactive.
+                self.schedule_ack();
+                self.ack.pingpong = PINGPONG_THRESH;
+            }
+        } else {
+            self.data_queue_ofo(seq, end, seg, out);
+        }
+    }
+
+    /// `tcp_ofo_queue`: pull now-contiguous data out of the out-of-order queue.
+    fn ofo_queue(&mut self) {
+        while let Some(&(s, e)) = self.ofo.first() {
+            if after(s, self.sk.rcv_nxt) {
+                break;
+            }
+            if after(e, self.sk.rcv_nxt) {
+                self.stats.bytes_received += e.wrapping_sub(self.sk.rcv_nxt) as u64;
+                self.sk.rcv_nxt = e;
+            }
+            self.ofo.remove(0);
+        }
+    }
+
+    /// `tcp_data_queue_ofo`.
+    fn data_queue_ofo(&mut self, seq: u32, end: u32, seg: &Segment, out: &mut Vec<Segment>) {
+        self.ecn_check_ce(seg.ecn, out);
+        self.schedule_ack();
+        // Insert [seq, end) into the sorted, merged range list, noting duplicates for D-SACK.
+        let i = self.ofo.partition_point(|&(_, e)| before(e, seq));
+        let (mut ns, mut ne) = (seq, end);
+        let mut dup: Option<(u32, u32)> = None;
+        while i < self.ofo.len() {
+            let (s, e) = self.ofo[i];
+            if after(s, ne) {
+                break;
+            }
+            // Overlap or adjacency: merge.
+            let ov_s = if after(s, ns) { s } else { ns };
+            let ov_e = if before(e, ne) { e } else { ne };
+            if before(ov_s, ov_e) {
+                dup = Some((ov_s, ov_e));
+            }
+            if before(s, ns) {
+                ns = s;
+            }
+            if after(e, ne) {
+                ne = e;
+            }
+            self.ofo.remove(i);
+        }
+        self.ofo.insert(i, (ns, ne));
+        if let Some((s, e)) = dup {
+            self.dsack_set(s, e);
+        }
+        self.sack_new_ofo(seq, end);
+    }
+
+    /// `tcp_sack_new_ofo_skb`: keep the SACK blocks, most recent first.
+    fn sack_new_ofo(&mut self, seq: u32, end: u32) {
+        let (mut s, mut e) = (seq, end);
+        let mut k = 0;
+        while k < self.sack_recent.len() {
+            let (bs, be) = self.sack_recent[k];
+            if !after(s, be) && !after(bs, e) {
+                if before(bs, s) {
+                    s = bs;
+                }
+                if after(be, e) {
+                    e = be;
+                }
+                self.sack_recent.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        self.sack_recent.insert(0, (s, e));
+        self.sack_recent.truncate(NUM_SACKS);
+    }
+
+    /// `tcp_sack_remove`: drop blocks the cumulative ACK now covers.
+    fn sack_remove(&mut self) {
+        let r = self.sk.rcv_nxt;
+        self.sack_recent.retain(|&(s, _)| before(r, s));
+    }
+
+    /// `tcp_dsack_set`.
+    fn dsack_set(&mut self, seq: u32, end: u32) {
+        if self.sack_ok {
+            self.dsack = Some((seq, end));
+        }
+    }
+
+    /// `tcp_event_data_recv`: schedule an ACK, learn the peer's segment size, estimate ato.
+    fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        self.schedule_ack();
+        // tcp_measure_rcv_mss
+        if seg.len >= self.ack.rcv_mss {
+            self.ack.rcv_mss = seg.len.min(self.cfg.advmss);
+        } else if seg.len > 0 {
+            if self.ack.pending & ACK_PUSHED != 0 {
+                self.ack.pending |= ACK_PUSHED2;
+            }
+            self.ack.pending |= ACK_PUSHED;
+        }
+        let now = self.now.ns();
+        let ato_min = self.cfg.delack_min.ns();
+        if self.ack.ato == 0 {
+            // The first data segment: start in quick-ACK mode.
+            self.incr_quickack(MAX_QUICKACKS);
+            self.ack.ato = ato_min;
+        } else {
+            let m = now.saturating_sub(self.ack.lrcvtime);
+            if m <= ato_min / 2 {
+                self.ack.ato = (self.ack.ato >> 1) + ato_min / 2;
+            } else if m < self.ack.ato {
+                self.ack.ato = ((self.ack.ato >> 1) + m).min(self.rto.ns());
+            } else if m > self.rto.ns() {
+                // A long gap: the sender may be restarting its window; ACK quickly.
+                self.incr_quickack(MAX_QUICKACKS);
+            }
+        }
+        self.ack.lrcvtime = now;
+        self.ecn_check_ce(seg.ecn, out);
+    }
+
+    /// `tcp_ecn_check_ce` / `__tcp_ecn_check_ce`.
+    fn ecn_check_ce(&mut self, ecn: Ecn, out: &mut Vec<Segment>) {
+        if !self.sk.ecn_ok {
+            return;
+        }
+        let needs_ecn = self.cc.needs_ecn();
+        match ecn {
+            Ecn::NotEct => {
+                // ECT missing after ECT was seen: probably a retransmission.
+                if self.ecn_seen {
+                    self.enter_quickack_mode(2);
+                }
+            }
+            Ecn::Ce => {
+                self.stats.ce_rcvd += 1;
+                if needs_ecn {
+                    self.ca_event_rx(CaEvent::EcnIsCe, out);
+                }
+                if !self.sk.ecn_demand_cwr {
+                    // Better not delay ACKs: the sender may have a very small cwnd.
+                    self.enter_quickack_mode(2);
+                    self.sk.ecn_demand_cwr = true;
+                }
+                self.ecn_seen = true;
+            }
+            _ => {
+                if needs_ecn {
+                    self.ca_event_rx(CaEvent::EcnNoCe, out);
+                }
+                self.ecn_seen = true;
+            }
+        }
+    }
+
+    /// Raise a receive-side CA event and carry out what the module asked for.
+    fn ca_event_rx(&mut self, ev: CaEvent, out: &mut Vec<Segment>) {
+        self.sk.ack_timer_pending = self.ack.pending & ACK_TIMER != 0;
+        self.cc.cwnd_event(&mut self.sk, ev);
+        if let Some((seq, ece)) = self.sk.send_ack_for.take() {
+            self.send_ack_for(seq, Some(ece), out);
+        }
+        if self.sk.ack_now {
+            self.sk.ack_now = false;
+            self.ack.pending |= ACK_NOW;
+        }
+    }
+
+    /// `tcp_ack_snd_check` / `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK timer.
+    pub(crate) fn ack_snd_check(&mut self, out: &mut Vec<Segment>) {
+        if self.ack.pending & ACK_SCHED == 0 {
+            return;
+        }
+        let more_than_one_frame = self.sk.rcv_nxt.wrapping_sub(self.rcv_wup) > self.ack.rcv_mss;
+        if more_than_one_frame || self.in_quickack_mode() || self.ack.pending & ACK_NOW != 0 {
+            self.send_ack(out);
+            return;
+        }
+        if self.ofo.is_empty() {
+            self.send_delayed_ack(out);
+            return;
+        }
+        // Out-of-order data: ACK (SACK) at once. Linux >= 4.18 compresses SACKs after the
+        // third; ccsim sends every one.
+        self.send_ack(out);
+    }
+
+    /// `tcp_send_delayed_ack`.
+    fn send_delayed_ack(&mut self, out: &mut Vec<Segment>) {
+        let delack_min = self.cfg.delack_min.ns();
+        let mut ato = self.ack.ato;
+        if ato > delack_min {
+            let mut max_ato = 500_000_000u64; // HZ/2
+            if self.in_pingpong_mode() || self.ack.pending & ACK_PUSHED != 0 {
+                max_ato = self.cfg.delack_max.ns();
+            }
+            if self.sk.srtt_us > 0 {
+                let rtt = ((self.sk.srtt_us >> 3) as u64 * 1000).max(delack_min);
+                max_ato = max_ato.min(rtt);
+            }
+            ato = ato.min(max_ato);
+        }
+        ato = ato.min(self.cfg.delack_max.ns());
+        let now = self.now.ns();
+        let mut timeout = now + ato;
+        if self.ack.pending & ACK_TIMER != 0 {
+            // If the pending timer is about to fire, ACK now.
+            if self.ack.timeout.ns() <= now + (ato >> 2) {
+                self.send_ack(out);
+                return;
+            }
+            timeout = timeout.min(self.ack.timeout.ns());
+        }
+        self.ack.pending |= ACK_SCHED | ACK_TIMER;
+        self.ack.timeout = SimTime(timeout);
+        self.sk.ack_timer_pending = true;
+    }
+}

@@ -1,0 +1,100 @@
+//! RTT estimation and RTO (`tcp_rtt_estimator`, `__tcp_set_rto`, `tcp_update_rtt_min`).
+
+use crate::endpoint::Endpoint;
+use crate::seq::after;
+use ccsim_engine::SimTime;
+
+/// `tcp_min_rtt_wlen`: 300 s window for the min-RTT filter.
+const MIN_RTT_WLEN_US: u32 = 300_000_000;
+
+impl Endpoint {
+    /// `tcp_rtt_estimator` (Van Jacobson's SIGCOMM '88 estimator with Linux's mdev_max / rttvar).
+    pub(crate) fn rtt_estimator(&mut self, mrtt_us: i64) {
+        let rto_min_us = (self.cfg.rto_min.ns() / 1000) as i64;
+        let mut m = mrtt_us.max(1);
+        let mut srtt = self.sk.srtt_us as i64;
+        if srtt != 0 {
+            m -= srtt >> 3; // m is now the error in the estimate
+            srtt += m; // srtt = 7/8 srtt + 1/8 new
+            if m < 0 {
+                m = -m;
+                m -= (self.mdev_us >> 2) as i64;
+                // Do not let a falling RTT inflate mdev (the "Eifel" fix in tcp_rtt_estimator).
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= (self.mdev_us >> 2) as i64;
+            }
+            self.mdev_us = (self.mdev_us as i64 + m).max(0) as u32; // mdev = 3/4 mdev + 1/4 new
+            if self.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev_us;
+                if self.mdev_max_us > self.rttvar_us {
+                    self.rttvar_us = self.mdev_max_us;
+                }
+            }
+            if after(self.sk.snd_una, self.rtt_seq) {
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = self.sk.snd_nxt;
+                self.mdev_max_us = rto_min_us as u32;
+            }
+        } else {
+            srtt = m << 3;
+            self.mdev_us = (m << 1) as u32;
+            self.rttvar_us = self.mdev_us.max(rto_min_us as u32);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = self.sk.snd_nxt;
+        }
+        self.sk.srtt_us = srtt.max(1) as u32;
+    }
+
+    /// `tcp_set_rto`: srtt + rttvar (rttvar >= rto_min), bounded by rto_max. Linux rounds up to a
+    /// jiffy (1 ms at HZ=1000).
+    pub(crate) fn set_rto(&mut self) {
+        let us = (self.sk.srtt_us >> 3) as u64 + self.rttvar_us as u64;
+        let ms = us.div_ceil(1000);
+        self.rto = SimTime::from_ms(ms).min(self.cfg.rto_max);
+    }
+
+    /// `tcp_update_rtt_min`.
+    pub(crate) fn update_rtt_min(&mut self, rtt_us: i64) {
+        let t = (self.now.ns() / 1000) as u32;
+        let r = rtt_us.clamp(1, u32::MAX as i64) as u32;
+        let v = if self.sk.min_rtt_us == u32::MAX {
+            self.min_rtt.reset(t, r);
+            r
+        } else {
+            self.min_rtt.running_min(MIN_RTT_WLEN_US, t, r)
+        };
+        self.sk.min_rtt_us = v;
+    }
+
+    /// `tcp_ack_update_rtt`: feed one RTT sample (sequence-based, or from the timestamp echo).
+    pub(crate) fn ack_update_rtt(&mut self, seq_rtt_us: i64, ca_rtt_us: i64, acked: bool) -> bool {
+        let mut seq_rtt = seq_rtt_us;
+        let mut _ca_rtt = ca_rtt_us;
+        // RFC 7323: with no sequence sample, use the echoed timestamp on an ACK of new data.
+        if seq_rtt < 0 && acked {
+            if let Some(ecr) = self.rcv_tsecr {
+                if ecr != 0 {
+                    let delta_ms = self.ts_val().wrapping_sub(ecr) as i64;
+                    if delta_ms >= 0 {
+                        seq_rtt = delta_ms * 1000;
+                        _ca_rtt = seq_rtt;
+                    }
+                }
+            }
+        }
+        if seq_rtt < 0 {
+            return false;
+        }
+        self.update_rtt_min(_ca_rtt.max(seq_rtt.min(_ca_rtt.max(0))).max(1));
+        self.rtt_estimator(seq_rtt);
+        self.set_rto();
+        // RFC 6298 5.7: a valid RTT sample resets the backoff.
+        self.backoff = 0;
+        true
+    }
+}

@@ -1,0 +1,179 @@
+//! Timers (tcp_timer.c): retransmission, RACK reordering, delayed ACK, pacing.
+//! Each is one deadline slot; re-arming overwrites it. The caller asks for the earliest deadline
+//! and calls [`Endpoint::on_timer`] when it is reached.
+
+use crate::endpoint::*;
+use crate::segment::Segment;
+use ccsim_cc::{CaEvent, CaState, CongestionOps};
+use ccsim_engine::SimTime;
+
+impl Endpoint {
+    /// The earliest pending timer, if any.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        let mut t: Option<SimTime> = None;
+        let mut take = |d: Option<SimTime>| {
+            if let Some(d) = d {
+                t = Some(t.map_or(d, |x| x.min(d)));
+            }
+        };
+        take(self.xmit_timer.map(|x| x.0));
+        take(self.pacing_deadline);
+        if self.ack.pending & ACK_TIMER != 0 {
+            take(Some(self.ack.timeout));
+        }
+        t
+    }
+
+    /// `tcp_rearm_rto`: restart the retransmission timer, or stop it when nothing is in flight.
+    /// If the slot held the RACK reordering timer, the RTO is counted from the head's send time.
+    pub(crate) fn rearm_rto(&mut self) {
+        if self.sk.packets_out == 0 {
+            self.xmit_timer = None;
+            return;
+        }
+        let rto = self.backed_off_rto();
+        if matches!(self.xmit_timer, Some((_, XmitTimer::ReoTimeout))) {
+            // tcp_rto_delta_us
+            let head_tx = self.rtx.front().map_or(self.now.ns(), |s| s.tx_ns);
+            let at = SimTime(head_tx + rto.ns()).max(self.now + SimTime(1_000));
+            self.xmit_timer = Some((at, XmitTimer::Retrans));
+        } else {
+            self.xmit_timer = Some((self.now + rto, XmitTimer::Retrans));
+        }
+    }
+
+    /// `tcp_reset_xmit_timer(ICSK_TIME_RETRANS, icsk_rto)`.
+    pub(crate) fn reset_rto_timer(&mut self) {
+        let rto = self.backed_off_rto();
+        self.xmit_timer = Some((self.now + rto, XmitTimer::Retrans));
+    }
+
+    fn backed_off_rto(&self) -> SimTime {
+        let mut r = self.rto;
+        for _ in 0..self.backoff.min(31) {
+            r = SimTime(r.ns().saturating_mul(2)).min(self.cfg.rto_max);
+        }
+        r
+    }
+
+    /// Run every timer whose deadline is at or before `now`.
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        if self.pacing_deadline.is_some_and(|d| d <= now) {
+            self.pacing_deadline = None;
+            self.xmit_retransmit_queue(out);
+            self.push_pending_frames(out);
+        }
+        if self.ack.pending & ACK_TIMER != 0 && self.ack.timeout <= now {
+            self.delack_timer(out);
+        }
+        if let Some((t, kind)) = self.xmit_timer {
+            if t <= now {
+                self.xmit_timer = None;
+                match kind {
+                    XmitTimer::Retrans => self.retransmit_timer(out),
+                    XmitTimer::ReoTimeout => self.rack_reo_timeout(out),
+                }
+            }
+        }
+    }
+
+    /// `tcp_delack_timer_handler`.
+    fn delack_timer(&mut self, out: &mut Vec<Segment>) {
+        self.ack.pending &= !ACK_TIMER;
+        self.sk.ack_timer_pending = false;
+        if self.ack.pending & ACK_SCHED != 0 {
+            if self.ack.pingpong == 0 {
+                // Delayed ACK missed: inflate ato.
+                self.ack.ato = (self.ack.ato << 1).min(self.rto.ns());
+            } else {
+                // Delayed ACK missed in interactive mode: leave pingpong mode, deflate ato.
+                self.ack.pingpong = 0;
+                self.ack.ato = self.cfg.delack_min.ns();
+            }
+            self.send_ack(out);
+        }
+    }
+
+    /// `tcp_retransmit_timer`.
+    fn retransmit_timer(&mut self, out: &mut Vec<Segment>) {
+        if self.sk.packets_out == 0 {
+            return;
+        }
+        match self.state {
+            TcpState::SynSent | TcpState::SynRecv => {
+                // SYN / SYN-ACK retransmission with exponential backoff.
+                self.stats.rto_count += 1;
+                if let Some(s) = self.rtx.front_mut() {
+                    s.sacked |= EVER_RETRANS;
+                }
+                self.stats.total_retrans += 1;
+                let seq = self.iss;
+                self.transmit_syn(seq, out);
+                self.backoff += 1;
+                self.reset_rto_timer();
+                return;
+            }
+            _ => {}
+        }
+        self.enter_loss();
+        self.stats.rto_count += 1;
+        self.retransmits += 1;
+        if !self.rtx.is_empty() {
+            self.retransmit_skb(0, out);
+        }
+        self.backoff += 1;
+        self.reset_rto_timer();
+    }
+
+    /// `tcp_enter_loss`: RTO recovery. Everything not SACKed is marked lost, cwnd becomes one
+    /// packet more than what is still in flight.
+    pub(crate) fn enter_loss(&mut self) {
+        let new_recovery = self.sk.ca_state < CaState::Recovery;
+        self.timeout_mark_lost();
+        if self.sk.ca_state <= CaState::Disorder
+            || !crate::seq::after(self.high_seq, self.sk.snd_una)
+            || (self.sk.ca_state == CaState::Loss && self.retransmits == 0)
+        {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.sk.prior_cwnd = self.sk.snd_cwnd;
+            self.sk.snd_ssthresh = self.cc.ssthresh(&mut self.sk);
+            self.ca_event(CaEvent::Loss);
+            self.init_undo();
+        }
+        self.sk.snd_cwnd = self.packets_in_flight() + 1;
+        self.sk.snd_cwnd_cnt = 0;
+        self.snd_cwnd_stamp = self.now.ns();
+        if self.sk.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.reordering {
+            self.reordering = self.reordering.min(self.cfg.reordering);
+        }
+        self.set_ca_state(CaState::Loss);
+        self.high_seq = self.sk.snd_nxt;
+        self.ecn_queue_cwr();
+        let _ = new_recovery; // F-RTO (RFC 5682) is not modelled: tcp_frto behaves as 0.
+    }
+
+    /// `tcp_timeout_mark_lost`.
+    fn timeout_mark_lost(&mut self) {
+        let reneg = self.rtx.front().is_some_and(|s| s.sacked & SACKED_ACKED != 0);
+        if reneg {
+            self.sacked_out = 0;
+        }
+        let now_us = self.now_us();
+        for i in 0..self.rtx.len() {
+            if reneg {
+                self.rtx[i].sacked &= !SACKED_ACKED;
+            } else if i > 0 && self.rack_skb_timeout(i, now_us, 0) > 0 {
+                continue; // recently sent: not lost yet
+            }
+            self.mark_skb_lost(i);
+        }
+    }
+
+    /// `tcp_ecn_queue_cwr`: the next new data segment carries CWR.
+    pub(crate) fn ecn_queue_cwr(&mut self) {
+        if self.sk.ecn_ok {
+            self.ecn_queue_cwr = true;
+        }
+    }
+}
