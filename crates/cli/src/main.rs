@@ -1,1 +1,127 @@
-fn main() {}
+//! `ccsim`: run scenarios, reproduce the seed results, check scenario files.
+
+use ccsim_scenario as scenario;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod reproduce;
+
+const USAGE: &str = "ccsim — Linux-faithful datacenter congestion control, simulated at packet level
+
+usage:
+  ccsim run SCENARIO.toml --out DIR [--quiet]   run a scenario, write results to DIR
+  ccsim check SCENARIO.toml                     validate a scenario and print it resolved
+  ccsim reproduce [NAME...] [--quick] [--out DIR] [--json]
+                                                reproduce the seed experiments (scorecard + report)
+  ccsim reproduce --list                        list the experiments
+  ccsim help                                    this text
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("run") => cmd_run(&args[1..]),
+        Some("check") => cmd_check(&args[1..]),
+        Some("reproduce") => reproduce::cmd(&args[1..]),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Pull `--flag VALUE` out of args.
+pub(crate) fn take_opt(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, String> {
+    if let Some(i) = args.iter().position(|a| a == flag) {
+        if i + 1 >= args.len() {
+            return Err(format!("{flag} needs a value"));
+        }
+        let v = args.remove(i + 1);
+        args.remove(i);
+        return Ok(Some(v));
+    }
+    Ok(None)
+}
+
+pub(crate) fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
+    if let Some(i) = args.iter().position(|a| a == flag) {
+        args.remove(i);
+        true
+    } else {
+        false
+    }
+}
+
+fn cmd_check(args: &[String]) -> Result<(), String> {
+    let [path] = args else { return Err("usage: ccsim check SCENARIO.toml".into()) };
+    let s = scenario::load(path.as_ref()).map_err(|e| e.to_string())?;
+    scenario::build(&s).map_err(|e| e.in_file(path).to_string())?;
+    print!("{}", scenario::resolved_toml(&s));
+    Ok(())
+}
+
+fn cmd_run(args: &[String]) -> Result<(), String> {
+    let mut args = args.to_vec();
+    let out = take_opt(&mut args, "--out")?.ok_or("ccsim run needs --out DIR")?;
+    let quiet = take_flag(&mut args, "--quiet");
+    let [path] = args.as_slice() else { return Err("usage: ccsim run SCENARIO.toml --out DIR".into()) };
+    let s = scenario::load(path.as_ref()).map_err(|e| e.to_string())?;
+    let built = scenario::build(&s).map_err(|e| e.in_file(path).to_string())?;
+    let resolved = scenario::resolved_toml(&s);
+    let start = std::time::Instant::now();
+    let mut last = 0.0f64;
+    let outcome = scenario::run_built(built, |t, total| {
+        if quiet {
+            return;
+        }
+        let el = start.elapsed().as_secs_f64();
+        if el - last >= 0.5 {
+            last = el;
+            eprint!(
+                "\r{}: {:.1}/{:.1} s simulated ({:.0}%)",
+                path,
+                t.secs_f64(),
+                total.secs_f64(),
+                100.0 * t.secs_f64() / total.secs_f64()
+            );
+            let _ = std::io::stderr().flush();
+        }
+    });
+    if !quiet && last > 0.0 {
+        eprintln!();
+    }
+    let dir = PathBuf::from(&out);
+    scenario::write_results(&outcome, &resolved, &dir)
+        .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+    if !quiet {
+        for q in &outcome.summary.queues {
+            eprintln!(
+                "queue {}: p50 {} p99 {} max {} pkts, utilisation {:.1}%, drops {}, marks {}",
+                q.port,
+                q.p50,
+                q.p99,
+                q.max,
+                100.0 * q.utilisation,
+                q.drops,
+                q.marks
+            );
+        }
+        for f in &outcome.summary.flows {
+            eprintln!(
+                "flow {} ({}): {:.2} Mb/s, {} retransmits, {} RTOs",
+                f.name, f.cc, f.goodput_mbps, f.retransmits, f.rto_count
+            );
+        }
+        eprintln!("results in {}", dir.display());
+    }
+    Ok(())
+}

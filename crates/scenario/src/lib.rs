@@ -1,1 +1,41 @@
-//! placeholder
+//! ccsim scenario files: the TOML format (`spec`), its validation and resolution into a
+//! network (`build`), and running a scenario to a results directory (`results`).
+//!
+//! Errors name the file, the field and what is allowed; bad input never panics and never
+//! leaves a results directory behind.
+
+mod build;
+mod error;
+mod results;
+pub mod spec;
+mod units;
+
+pub use build::{build, Built};
+pub use error::{Error, Result};
+pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, Summary};
+pub use spec::Scenario;
+pub use units::Quantity;
+
+/// Parse a scenario from TOML text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Scenario> {
+    toml::from_str::<Scenario>(text).map_err(|e| {
+        let msg = e.message().to_string();
+        let loc = e.span().map(|s| {
+            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: ")
+        });
+        Error::new("", format!("{}{msg}", loc.unwrap_or_default())).in_file(file)
+    })
+}
+
+/// Read and parse a scenario file.
+pub fn load(path: &std::path::Path) -> Result<Scenario> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::new("", format!("cannot read: {e}")).in_file(&file))?;
+    parse(&text, &file)
+}
+
+/// The resolved configuration: the scenario with every default filled in, as TOML.
+pub fn resolved_toml(s: &Scenario) -> String {
+    toml::to_string_pretty(s).unwrap_or_else(|e| format!("# could not serialise: {e}\n"))
+}

@@ -1,0 +1,485 @@
+//! Resolve a parsed [`Scenario`] into the simulator's objects, checking every value and naming
+//! the field of anything out of range.
+
+use crate::error::{Error, Result};
+use crate::spec::{self, Scenario};
+use crate::units::{bytes, duration, rate};
+use ccsim_cc::{CcKind, CcParams, CubicParams, DctcpParams};
+use ccsim_engine::SimTime;
+use ccsim_net::*;
+use ccsim_tcp::{Ecn, EcnMode, TcpConfig};
+use std::collections::BTreeMap;
+
+/// Everything needed to run a scenario and label its results.
+pub struct Built {
+    pub cfg: SimConfig,
+    pub topo: Topology,
+    pub flows: Vec<FlowSpec>,
+    pub pings: Vec<PingSpec>,
+    /// Names of the monitored ports ("from->to"), in `cfg.monitor` order.
+    pub monitor_names: Vec<String>,
+    pub warmup: SimTime,
+}
+
+fn one_of<'a>(v: &str, field: &str, allowed: &[&'a str]) -> Result<&'a str> {
+    allowed.iter().find(|a| **a == v).copied().ok_or_else(|| {
+        Error::new(
+            field,
+            format!(
+                "\"{v}\" is not allowed; expected one of {}",
+                allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
+            ),
+        )
+    })
+}
+
+fn cc_kind(v: &str, field: &str) -> Result<CcKind> {
+    CcKind::from_name(v).ok_or_else(|| {
+        Error::new(
+            field,
+            format!(
+                "unknown congestion control \"{v}\"; expected one of {}",
+                CcKind::ALL.iter().map(|k| format!("\"{}\"", k.name())).collect::<Vec<_>>().join(", ")
+            ),
+        )
+    })
+}
+
+fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
+    let ecn = match one_of(&t.ecn, "tcp.ecn", &["off", "on", "passive"])? {
+        "off" => EcnMode::Off,
+        "on" => EcnMode::On,
+        _ => EcnMode::Passive,
+    };
+    if !(88..=65535).contains(&t.mss) {
+        return Err(Error::new("tcp.mss", format!("{} is out of range; allowed 88..=65535", t.mss)));
+    }
+    if !(1..=100_000).contains(&t.init_cwnd) {
+        return Err(Error::new(
+            "tcp.init_cwnd",
+            format!("{} is out of range; allowed 1..=100000 packets", t.init_cwnd),
+        ));
+    }
+    let dctcp = DctcpParams { shift_g: t.dctcp.shift_g, alpha_on_init: t.dctcp.alpha_on_init };
+    dctcp.validate().map_err(|m| Error::new("tcp.dctcp", m))?;
+    let cubic = CubicParams {
+        beta: Some(t.cubic.beta),
+        fast_convergence: Some(t.cubic.fast_convergence),
+        tcp_friendliness: Some(t.cubic.tcp_friendliness),
+        bic_scale: Some(t.cubic.bic_scale),
+        hystart: Some(t.cubic.hystart),
+        hystart_detect: Some(t.cubic.hystart_detect),
+        hystart_low_window: Some(t.cubic.hystart_low_window),
+        ..CubicParams::default()
+    };
+    cubic.validate().map_err(|m| Error::new("tcp.cubic", m))?;
+    let rcvbuf = bytes(&t.rcvbuf, "tcp.rcvbuf")?;
+    if rcvbuf > 1 << 30 {
+        return Err(Error::new("tcp.rcvbuf", "at most 1GiB (window scale 14)"));
+    }
+    Ok(TcpConfig {
+        cc,
+        cc_params: CcParams { cubic, dctcp },
+        advmss: t.mss,
+        init_cwnd: t.init_cwnd,
+        rto_min: duration(&t.rto_min, "tcp.rto_min", true)?,
+        rto_init: duration(&t.rto_init, "tcp.rto_init", true)?,
+        delack_min: duration(&t.delack_min, "tcp.delack_min", true)?,
+        delack_max: duration(&t.delack_max, "tcp.delack_max", true)?,
+        ecn,
+        syn_ect: t.syn_ect,
+        sack: t.sack,
+        timestamps: t.timestamps,
+        window_scaling: t.window_scaling,
+        rcvbuf: rcvbuf as u32,
+        slow_start_after_idle: t.slow_start_after_idle,
+        pacing: t.pacing,
+        nodelay: t.nodelay,
+        ..TcpConfig::default()
+    })
+}
+
+fn class(c: &spec::Class, field: &str) -> Result<ClassSpec> {
+    let unit = match one_of(&c.unit, &format!("{field}.unit"), &["packets", "bytes"])? {
+        "packets" => Unit::Packets,
+        _ => Unit::Bytes,
+    };
+    if c.limit == 0 {
+        return Err(Error::new(format!("{field}.limit"), "must be at least 1"));
+    }
+    for &d in &c.dscp {
+        if d > 63 {
+            return Err(Error::new(format!("{field}.dscp"), format!("{d} is out of range; allowed 0..=63")));
+        }
+    }
+    let aqm = match one_of(&c.aqm, &format!("{field}.aqm"), &["droptail", "step", "red"])? {
+        "droptail" => Aqm::DropTail,
+        "step" => {
+            let k = c.k.ok_or_else(|| {
+                Error::new(format!("{field}.k"), "step marking needs a threshold k (in the queue's unit)")
+            })?;
+            let at = match one_of(&c.mark_at, &format!("{field}.mark_at"), &["enqueue", "dequeue"])? {
+                "enqueue" => EcnMarkPoint::Enqueue,
+                _ => EcnMarkPoint::Dequeue,
+            };
+            let non_ect = match one_of(&c.non_ect, &format!("{field}.non_ect"), &["drop", "queue"])? {
+                "drop" => NonEctPolicy::Drop,
+                _ => NonEctPolicy::Queue,
+            };
+            Aqm::Step { k, unit, at, non_ect }
+        }
+        _ => {
+            let min = c.min.ok_or_else(|| Error::new(format!("{field}.min"), "red needs min (in the queue's unit)"))?;
+            let max = c.max.ok_or_else(|| Error::new(format!("{field}.max"), "red needs max (in the queue's unit)"))?;
+            if max < min {
+                return Err(Error::new(format!("{field}.max"), format!("{max} is below min {min}")));
+            }
+            if !(0.0..=1.0).contains(&c.probability) {
+                return Err(Error::new(
+                    format!("{field}.probability"),
+                    format!("{} is out of range; allowed 0..=1", c.probability),
+                ));
+            }
+            if c.wlog > 31 {
+                return Err(Error::new(format!("{field}.wlog"), format!("{} is out of range; allowed 0..=31", c.wlog)));
+            }
+            Aqm::Red(RedSpec {
+                min,
+                max,
+                max_p: c.probability,
+                wlog: c.wlog,
+                ecn: c.ecn,
+                harddrop: c.harddrop,
+                avpkt: c.avpkt.max(1),
+            })
+        }
+    };
+    Ok(ClassSpec { name: c.name.clone(), dscp: c.dscp.clone(), limit: QueueLimit { value: c.limit, unit }, aqm })
+}
+
+fn queues(s: &Scenario) -> Result<BTreeMap<String, QueueSpec>> {
+    let mut m = BTreeMap::new();
+    m.insert("nic".to_string(), QueueSpec::drop_tail(1000));
+    m.insert("switch".to_string(), QueueSpec::drop_tail(1000));
+    for (name, q) in &s.queues {
+        let field = format!("queues.{name}");
+        if q.classes.is_empty() {
+            return Err(Error::new(format!("{field}.classes"), "a queue needs at least one class"));
+        }
+        let scheduler = match one_of(&q.scheduler, &format!("{field}.scheduler"), &["prio", "rr"])? {
+            "prio" => Scheduler::StrictPriority,
+            _ => Scheduler::RoundRobin,
+        };
+        let classes = q
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| class(c, &format!("{field}.classes[{i}]")))
+            .collect::<Result<Vec<_>>>()?;
+        m.insert(name.clone(), QueueSpec { classes, scheduler });
+    }
+    Ok(m)
+}
+
+fn loss(v: f64, field: &str) -> Result<f64> {
+    if !(0.0..1.0).contains(&v) {
+        return Err(Error::new(field, format!("{v} is out of range; allowed 0 <= loss < 1")));
+    }
+    Ok(v)
+}
+
+fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> {
+    let t = &s.topology;
+    let q = |name: &str, field: &str| -> Result<QueueSpec> {
+        qs.get(name).cloned().ok_or_else(|| {
+            Error::new(
+                field,
+                format!(
+                    "unknown queue \"{name}\"; defined queues are {}",
+                    qs.keys().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })
+    };
+    let mut topo = Topology::new();
+    match one_of(&t.kind, "topology.type", &["star", "dumbbell", "custom"])? {
+        "star" => {
+            if t.hosts.len() < 2 {
+                return Err(Error::new("topology.hosts", "a star needs at least 2 hosts"));
+            }
+            let r = rate(&t.rate, "topology.rate")?;
+            let d = duration(&t.delay, "topology.delay", false)?;
+            let l = loss(t.loss, "topology.loss")?;
+            let sw = topo.add_switch(&t.switch).map_err(topo_err("topology.switch"))?;
+            let (nic, swq) = (q(&t.host_queue, "topology.host_queue")?, q(&t.switch_queue, "topology.switch_queue")?);
+            for h in &t.hosts {
+                let id = topo.add_host(h).map_err(topo_err("topology.hosts"))?;
+                topo.add_link(LinkSpec {
+                    a: id,
+                    b: sw,
+                    rate_bps: r,
+                    delay: d,
+                    loss: l,
+                    queue_ab: nic.clone(),
+                    queue_ba: swq.clone(),
+                });
+            }
+        }
+        "dumbbell" => {
+            if t.left.is_empty() || t.right.is_empty() {
+                return Err(Error::new("topology.left", "a dumbbell needs hosts on the left and on the right"));
+            }
+            let r = rate(&t.rate, "topology.rate")?;
+            let d = duration(&t.delay, "topology.delay", false)?;
+            let br = match &t.bottleneck_rate {
+                Some(x) => rate(x, "topology.bottleneck_rate")?,
+                None => r,
+            };
+            let bd = match &t.bottleneck_delay {
+                Some(x) => duration(x, "topology.bottleneck_delay", false)?,
+                None => d,
+            };
+            let l = loss(t.loss, "topology.loss")?;
+            let (nic, swq) = (q(&t.host_queue, "topology.host_queue")?, q(&t.switch_queue, "topology.switch_queue")?);
+            let s1 = topo.add_switch("s1").map_err(topo_err("topology.left"))?;
+            let s2 = topo.add_switch("s2").map_err(topo_err("topology.right"))?;
+            for (side, sw, field) in [(&t.left, s1, "topology.left"), (&t.right, s2, "topology.right")] {
+                for h in side {
+                    let id = topo.add_host(h).map_err(topo_err(field))?;
+                    topo.add_link(LinkSpec {
+                        a: id,
+                        b: sw,
+                        rate_bps: r,
+                        delay: d,
+                        loss: l,
+                        queue_ab: nic.clone(),
+                        queue_ba: swq.clone(),
+                    });
+                }
+            }
+            topo.add_link(LinkSpec {
+                a: s1,
+                b: s2,
+                rate_bps: br,
+                delay: bd,
+                loss: l,
+                queue_ab: swq.clone(),
+                queue_ba: swq.clone(),
+            });
+        }
+        _ => {
+            if t.nodes.is_empty() {
+                return Err(Error::new("topology.nodes", "a custom topology needs nodes"));
+            }
+            for (i, n) in t.nodes.iter().enumerate() {
+                let f = format!("topology.nodes[{i}]");
+                match one_of(&n.kind, &format!("{f}.kind"), &["host", "switch"])? {
+                    "host" => topo.add_host(&n.name),
+                    _ => topo.add_switch(&n.name),
+                }
+                .map_err(topo_err(&format!("{f}.name")))?;
+            }
+            for (i, l) in t.links.iter().enumerate() {
+                let f = format!("topology.links[{i}]");
+                let a = topo
+                    .node(&l.a)
+                    .map_err(|e| Error::new(format!("{f}.a"), format!("{e}; nodes are {}", topo.names.join(", "))))?;
+                let b = topo
+                    .node(&l.b)
+                    .map_err(|e| Error::new(format!("{f}.b"), format!("{e}; nodes are {}", topo.names.join(", "))))?;
+                let default_q =
+                    |n: ccsim_net::NodeId| if topo.kinds[n.0 as usize] == NodeKind::Host { "nic" } else { "switch" };
+                let qab = q(l.queue_ab.as_deref().unwrap_or(default_q(a)), &format!("{f}.queue_ab"))?;
+                let qba = q(l.queue_ba.as_deref().unwrap_or(default_q(b)), &format!("{f}.queue_ba"))?;
+                let spec = LinkSpec {
+                    a,
+                    b,
+                    rate_bps: rate(&l.rate, &format!("{f}.rate"))?,
+                    delay: duration(&l.delay, &format!("{f}.delay"), false)?,
+                    loss: loss(l.loss, &format!("{f}.loss"))?,
+                    queue_ab: qab,
+                    queue_ba: qba,
+                };
+                topo.add_link(spec);
+            }
+        }
+    }
+    topo.routes().map_err(topo_err("topology"))?;
+    Ok(topo)
+}
+
+fn topo_err(field: &str) -> impl Fn(TopologyError) -> Error + '_ {
+    move |e| Error::new(field, e.to_string())
+}
+
+fn host(topo: &Topology, name: &str, field: &str) -> Result<ccsim_net::NodeId> {
+    let id = topo.node(name).map_err(|_| {
+        let hosts: Vec<&str> = topo
+            .names
+            .iter()
+            .zip(&topo.kinds)
+            .filter(|(_, k)| **k == NodeKind::Host)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        Error::new(field, format!("unknown host \"{name}\"; hosts are {}", hosts.join(", ")))
+    })?;
+    if topo.kinds[id.0 as usize] != NodeKind::Host {
+        return Err(Error::new(field, format!("\"{name}\" is a switch; flows and pings run between hosts")));
+    }
+    Ok(id)
+}
+
+/// Resolve the scenario.
+pub fn build(s: &Scenario) -> Result<Built> {
+    let duration_t = duration(&s.run.duration, "run.duration", true)?;
+    let qs = queues(s)?;
+    let topo = topology(s, &qs)?;
+    let default_cc = cc_kind(&s.tcp.cc, "tcp.cc")?;
+    tcp_config(&s.tcp, default_cc)?;
+    let mut flows = Vec::new();
+    for (i, f) in s.flows.iter().enumerate() {
+        let field = format!("flows[{i}]");
+        let src = host(&topo, &f.src, &format!("{field}.src"))?;
+        let dst = host(&topo, &f.dst, &format!("{field}.dst"))?;
+        if src == dst {
+            return Err(Error::new(format!("{field}.dst"), "a flow needs two different hosts"));
+        }
+        let cc = match &f.cc {
+            Some(c) => cc_kind(c, &format!("{field}.cc"))?,
+            None => default_cc,
+        };
+        let tcp = tcp_config(&s.tcp, cc)?;
+        let start = duration(&f.start, &format!("{field}.start"), false)?;
+        let kind = match one_of(&f.kind, &format!("{field}.kind"), &["bulk", "transfer"])? {
+            "bulk" => {
+                if f.size.is_some() {
+                    return Err(Error::new(
+                        format!("{field}.size"),
+                        "a bulk flow has no size; use kind = \"transfer\"",
+                    ));
+                }
+                let stop = match &f.stop {
+                    Some(q) => {
+                        let t = duration(q, &format!("{field}.stop"), true)?;
+                        if t <= start {
+                            return Err(Error::new(format!("{field}.stop"), "must be after start"));
+                        }
+                        Some(t)
+                    }
+                    None => None,
+                };
+                FlowKind::Bulk { stop }
+            }
+            _ => {
+                let q = f
+                    .size
+                    .as_ref()
+                    .ok_or_else(|| Error::new(format!("{field}.size"), "a transfer needs a size, e.g. \"1MB\""))?;
+                if f.stop.is_some() {
+                    return Err(Error::new(
+                        format!("{field}.stop"),
+                        "a transfer ends when its data is acknowledged; remove stop",
+                    ));
+                }
+                FlowKind::Transfer { bytes: bytes(q, &format!("{field}.size"))? }
+            }
+        };
+        if f.dscp > 63 {
+            return Err(Error::new(format!("{field}.dscp"), format!("{} is out of range; allowed 0..=63", f.dscp)));
+        }
+        if f.count == 0 || f.count > 100_000 {
+            return Err(Error::new(
+                format!("{field}.count"),
+                format!("{} is out of range; allowed 1..=100000", f.count),
+            ));
+        }
+        let base = if f.name.is_empty() { format!("flow{i}") } else { f.name.clone() };
+        for k in 0..f.count {
+            let name = if f.count == 1 { base.clone() } else { format!("{base}-{k}") };
+            let n = flows.len() as u16;
+            flows.push(FlowSpec {
+                name,
+                src,
+                dst,
+                start,
+                kind: kind.clone(),
+                client: tcp.clone(),
+                server: tcp.clone(),
+                dscp: f.dscp,
+                mark: f.mark,
+                src_port: 40000u16.wrapping_add(n),
+                dst_port: 5001,
+            });
+        }
+    }
+    let mut pings = Vec::new();
+    for (i, p) in s.pings.iter().enumerate() {
+        let field = format!("pings[{i}]");
+        let ecn = match one_of(&p.ecn, &format!("{field}.ecn"), &["not-ect", "ect0", "ect1"])? {
+            "not-ect" => Ecn::NotEct,
+            "ect0" => Ecn::Ect0,
+            _ => Ecn::Ect1,
+        };
+        if !(28..=65535).contains(&p.size) {
+            return Err(Error::new(
+                format!("{field}.size"),
+                format!("{} is out of range; allowed 28..=65535 bytes", p.size),
+            ));
+        }
+        if p.dscp > 63 {
+            return Err(Error::new(format!("{field}.dscp"), format!("{} is out of range; allowed 0..=63", p.dscp)));
+        }
+        pings.push(PingSpec {
+            name: if p.name.is_empty() { format!("ping{i}") } else { p.name.clone() },
+            src: host(&topo, &p.src, &format!("{field}.src"))?,
+            dst: host(&topo, &p.dst, &format!("{field}.dst"))?,
+            start: duration(&p.start, &format!("{field}.start"), false)?,
+            stop: p.stop.as_ref().map(|q| duration(q, &format!("{field}.stop"), true)).transpose()?,
+            interval: duration(&p.interval, &format!("{field}.interval"), true)?,
+            size: p.size,
+            dscp: p.dscp,
+            ecn,
+        });
+    }
+    // Monitored ports.
+    let mut monitor = Vec::new();
+    let mut monitor_names = Vec::new();
+    if s.record.queues.is_empty() {
+        for i in 0..2 * topo.links.len() {
+            let p = PortId(i as u32);
+            let (a, b) = topo.port_ends(p);
+            if topo.kinds[a.0 as usize] == NodeKind::Switch && topo.kinds[b.0 as usize] == NodeKind::Host {
+                monitor.push(p);
+                monitor_names.push(format!("{}->{}", topo.name(a), topo.name(b)));
+            }
+        }
+    } else {
+        for (i, name) in s.record.queues.iter().enumerate() {
+            let field = format!("record.queues[{i}]");
+            let (a, b) = name.split_once("->").ok_or_else(|| {
+                Error::new(&field, format!("\"{name}\" is not a port; write \"from->to\", e.g. \"s->c\""))
+            })?;
+            let na = topo.node(a.trim()).map_err(|e| Error::new(&field, e.to_string()))?;
+            let nb = topo.node(b.trim()).map_err(|e| Error::new(&field, e.to_string()))?;
+            let p = topo
+                .port_between(na, nb)
+                .ok_or_else(|| Error::new(&field, format!("no link between \"{a}\" and \"{b}\"")))?;
+            monitor.push(p);
+            monitor_names.push(format!("{}->{}", a.trim(), b.trim()));
+        }
+    }
+    let interval = duration(&s.record.interval, "record.interval", true)?;
+    let warmup = duration(&s.record.warmup, "record.warmup", false)?;
+    if warmup >= duration_t {
+        return Err(Error::new("record.warmup", "must be shorter than run.duration"));
+    }
+    let cfg = SimConfig {
+        seed: s.run.seed,
+        duration: duration_t,
+        sample_interval: Some(interval),
+        monitor,
+        series: s.record.series,
+        l2_overhead: s.run.l2_overhead,
+    };
+    Ok(Built { cfg, topo, flows, pings, monitor_names, warmup })
+}

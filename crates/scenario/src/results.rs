@@ -1,0 +1,285 @@
+//! Running a built scenario and writing its results: `summary.json`, CSV time series, SVG plots.
+
+use crate::build::Built;
+use ccsim_engine::SimTime;
+use ccsim_net::{FlowKind, Sim};
+use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassSummary {
+    pub name: String,
+    pub enqueued: u64,
+    pub drops: u64,
+    pub marks: u64,
+}
+
+/// Occupancy of one monitored port, in packets, over the samples after warm-up.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueSummary {
+    pub port: String,
+    pub samples: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub drops: u64,
+    pub marks: u64,
+    pub tx_packets: u64,
+    /// Fraction of the run the port spent transmitting.
+    pub utilisation: f64,
+    pub classes: Vec<ClassSummary>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub name: String,
+    pub cc: String,
+    pub src: String,
+    pub dst: String,
+    pub start_s: f64,
+    /// Payload bytes acknowledged, per second of the flow's active time, in Mb/s.
+    pub goodput_mbps: f64,
+    pub bytes_acked: u64,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    pub cwr_events: u64,
+    /// Transfer completion time in seconds (transfers that finished), else null.
+    pub completion_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PingSummary {
+    pub name: String,
+    pub sent: u64,
+    pub received: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub min_ms: f64,
+    pub stddev_ms: f64,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub seed: u64,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub events: u64,
+    pub data_packets_delivered: u64,
+    pub queues: Vec<QueueSummary>,
+    pub flows: Vec<FlowSummary>,
+    pub pings: Vec<PingSummary>,
+}
+
+/// A finished run: the summary plus the raw series for CSVs and plots.
+pub struct Outcome {
+    pub summary: Summary,
+    pub sim: Sim,
+    pub built_names: Vec<String>,
+    pub interval: SimTime,
+    pub warmup: SimTime,
+}
+
+fn round6(x: f64) -> f64 {
+    fmt_f64(x).parse().unwrap_or(0.0)
+}
+
+/// Run a built scenario to the end, reporting progress (simulated seconds) to `progress`.
+pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcome {
+    let duration = b.cfg.duration;
+    let interval = b.cfg.sample_interval.unwrap_or(SimTime::from_ms(1));
+    let warmup = b.warmup;
+    let seed = b.cfg.seed;
+    let monitor = b.cfg.monitor.clone();
+    let names = b.monitor_names.clone();
+    let mut sim = Sim::new(b.cfg, b.topo, b.flows, b.pings).expect("routes were checked when building");
+    sim.run_until(duration, |t| progress(t, duration));
+    let skip = (warmup.ns() / interval.ns().max(1)) as usize;
+    let mut queues = Vec::new();
+    for (k, p) in monitor.iter().enumerate() {
+        let mut h = IntHistogram::new();
+        for &v in sim.queue_samples[k].iter().skip(skip) {
+            h.record(v as u64);
+        }
+        let s = h.summary();
+        let classes: Vec<ClassSummary> = sim
+            .port_class_stats(*p)
+            .into_iter()
+            .map(|(name, st)| ClassSummary { name, enqueued: st.enqueued, drops: st.drops, marks: st.marks })
+            .collect();
+        let (tx_packets, _, link_drops) = sim.port_tx(*p);
+        queues.push(QueueSummary {
+            port: names[k].clone(),
+            samples: s.samples,
+            mean: round6(s.mean),
+            p50: s.p50,
+            p90: s.p90,
+            p99: s.p99,
+            max: s.max,
+            drops: classes.iter().map(|c| c.drops).sum::<u64>() + link_drops,
+            marks: classes.iter().map(|c| c.marks).sum(),
+            tx_packets,
+            utilisation: round6(sim.port_utilisation(*p, duration)),
+            classes,
+        });
+    }
+    let topo = sim.topology();
+    let specs = sim.flow_specs();
+    let flows = sim
+        .flow_records()
+        .into_iter()
+        .zip(specs)
+        .map(|(r, spec)| {
+            let end = r.end.unwrap_or(duration).min(duration);
+            let active = end.saturating_sub(r.start).secs_f64();
+            let goodput = if active > 0.0 { r.bytes_acked as f64 * 8.0 / active / 1e6 } else { 0.0 };
+            let _ = matches!(spec.kind, FlowKind::Transfer { .. });
+            FlowSummary {
+                name: r.name,
+                cc: r.cc,
+                src: topo.name(spec.src).to_string(),
+                dst: topo.name(spec.dst).to_string(),
+                start_s: r.start.secs_f64(),
+                goodput_mbps: round6(goodput),
+                bytes_acked: r.bytes_acked,
+                retransmits: r.retransmits,
+                rto_count: r.rto_count,
+                fast_recoveries: r.fast_recoveries,
+                cwr_events: r.cwr_events,
+                completion_s: r.completion.map(|t| round6(t.secs_f64())),
+            }
+        })
+        .collect();
+    let pings = sim
+        .ping_records()
+        .into_iter()
+        .map(|p| {
+            let ms: Vec<f64> = p.rtts.iter().map(|r| r * 1e3).collect();
+            let s = summarize(&ms);
+            PingSummary {
+                name: p.name,
+                sent: p.sent,
+                received: ms.len() as u64,
+                mean_ms: round6(s.mean),
+                p50_ms: round6(s.p50),
+                p99_ms: round6(s.p99),
+                max_ms: round6(s.max),
+                min_ms: round6(s.min),
+                stddev_ms: round6(s.stddev),
+            }
+        })
+        .collect();
+    let rs = sim.run_stats();
+    let summary = Summary {
+        seed,
+        duration_s: duration.secs_f64(),
+        warmup_s: warmup.secs_f64(),
+        events: rs.events,
+        data_packets_delivered: rs.data_packets_delivered,
+        queues,
+        flows,
+        pings,
+    };
+    Outcome { summary, sim, built_names: names, interval, warmup }
+}
+
+fn file_name(port: &str) -> String {
+    port.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' })
+        .collect::<String>()
+        .replace("__", "_")
+}
+
+/// Write the results directory: `config.resolved.toml`, CSV series, SVG plots, and last of all
+/// `summary.json` (a directory without it is an interrupted run).
+pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let _ = std::fs::remove_file(dir.join("summary.json"));
+    std::fs::write(dir.join("config.resolved.toml"), resolved)?;
+    let sim = &out.sim;
+    let iv = out.interval.secs_f64();
+    let mut cdf_series = Vec::new();
+    for (k, name) in out.built_names.iter().enumerate() {
+        let fname = file_name(name);
+        if !sim.queue_series[k].is_empty() {
+            let mut w = CsvWriter::new(
+                std::io::BufWriter::new(std::fs::File::create(dir.join(format!("queue_{fname}.csv")))?),
+                &["t_s", "packets", "bytes"],
+            )?;
+            for s in &sim.queue_series[k] {
+                w.write_nums(&[s.t.secs_f64(), s.packets as f64, s.bytes as f64])?;
+            }
+            w.flush()?;
+            let pts: Vec<(f64, f64)> = sim.queue_series[k].iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect();
+            let mut plot = Plot::new(format!("Queue occupancy at {name}"), "time (s)", "packets");
+            plot.kind = PlotKind::Line;
+            plot.series.push(Series::new(name.clone(), pts));
+            std::fs::write(dir.join(format!("queue_{fname}.svg")), plot.to_svg(900, 420))?;
+        }
+        let skip = (out.warmup.secs_f64() / iv) as usize;
+        let vals: Vec<f64> = sim.queue_samples[k].iter().skip(skip).map(|&v| v as f64).collect();
+        cdf_series.push((name.clone(), vals));
+    }
+    if !cdf_series.is_empty() {
+        let plot = cdf_plot("CDF of queue occupancy", "packets", cdf_series);
+        std::fs::write(dir.join("queue_cdf.svg"), plot.to_svg(700, 420))?;
+    }
+    if sim.flow_series.iter().any(|s| !s.is_empty()) {
+        let mut w = CsvWriter::new(
+            std::io::BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?),
+            &["t_s", "flow", "cwnd", "goodput_mbps", "srtt_us"],
+        )?;
+        let names: Vec<String> = out.summary.flows.iter().map(|f| f.name.clone()).collect();
+        let mut cwnd_plot = Plot::new("Congestion window", "time (s)", "cwnd (packets)");
+        let mut tput_plot = Plot::new("Goodput", "time (s)", "Mb/s");
+        for (i, series) in sim.flow_series.iter().enumerate() {
+            let mut prev = 0u64;
+            let mut cw = Vec::with_capacity(series.len());
+            let mut tp = Vec::with_capacity(series.len());
+            for &(t, cwnd, acked, srtt) in series {
+                let rate = (acked - prev.min(acked)) as f64 * 8.0 / iv / 1e6;
+                prev = acked;
+                let ts = t.secs_f64();
+                w.write_row(&[
+                    ts.into(),
+                    names[i].as_str().into(),
+                    (cwnd as f64).into(),
+                    rate.into(),
+                    (srtt as f64).into(),
+                ])?;
+                cw.push((ts, cwnd as f64));
+                tp.push((ts, rate));
+            }
+            cwnd_plot.series.push(Series::new(names[i].clone(), cw));
+            tput_plot.series.push(Series::new(names[i].clone(), tp));
+        }
+        w.flush()?;
+        std::fs::write(dir.join("cwnd.svg"), cwnd_plot.to_svg(900, 420))?;
+        std::fs::write(dir.join("goodput.svg"), tput_plot.to_svg(900, 420))?;
+    }
+    let pings = sim.ping_records();
+    if !pings.is_empty() {
+        let mut w = CsvWriter::new(
+            std::io::BufWriter::new(std::fs::File::create(dir.join("pings.csv"))?),
+            &["probe", "seq", "rtt_ms"],
+        )?;
+        for p in &pings {
+            for (i, r) in p.rtts.iter().enumerate() {
+                w.write_row(&[p.name.as_str().into(), ((i + 1) as f64).into(), (r * 1e3).into()])?;
+            }
+        }
+        w.flush()?;
+    }
+    let json = serde_json::to_string_pretty(&out.summary).map_err(std::io::Error::other)?;
+    let mut f = std::fs::File::create(dir.join("summary.json"))?;
+    f.write_all(json.as_bytes())?;
+    f.write_all(b"\n")?;
+    Ok(())
+}

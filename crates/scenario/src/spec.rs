@@ -1,0 +1,478 @@
+//! The scenario file format. Every field has a documented default; unknown fields are rejected.
+//! Reading a file fills in every default, so writing the struct back out gives the resolved
+//! configuration (`config.resolved.toml`).
+
+use crate::units::Quantity;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free text shown in reports.
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub run: Run,
+    /// TCP settings applied to every flow unless the flow overrides them.
+    #[serde(default)]
+    pub tcp: Tcp,
+    /// Named port queues, referenced by the topology. `nic` (drop-tail, 1000 packets) and
+    /// `switch` (drop-tail, 1000 packets) exist unless redefined.
+    #[serde(default)]
+    pub queues: BTreeMap<String, Queue>,
+    pub topology: TopologySpec,
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+    #[serde(default)]
+    pub pings: Vec<Ping>,
+    #[serde(default)]
+    pub record: Record,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Seed of every random stream in the run (default 1).
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// Simulated time (default "10s").
+    #[serde(default = "d_duration")]
+    pub duration: Quantity,
+    /// Bytes added to every packet on the wire for link-layer framing (default 0: the 1500-byte
+    /// IP packet is what a link serialises, as HTB counts it).
+    #[serde(default)]
+    pub l2_overhead: u32,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run { seed: d_seed(), duration: d_duration(), l2_overhead: 0 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tcp {
+    /// Congestion control: "reno", "cubic" (default) or "dctcp".
+    #[serde(default = "d_cc")]
+    pub cc: String,
+    /// `net.ipv4.tcp_ecn`: "off", "on" or "passive" (default, Linux's 2).
+    #[serde(default = "d_ecn")]
+    pub ecn: String,
+    /// Send ECT on SYN/SYN-ACK when the CC needs ECN, as Linux does for DCTCP (default true).
+    #[serde(default = "d_true")]
+    pub syn_ect: bool,
+    /// MSS advertised in the SYN (default 1460; segments carry 1448 bytes with timestamps).
+    #[serde(default = "d_mss")]
+    pub mss: u32,
+    /// Initial congestion window in packets (default 10).
+    #[serde(default = "d_init_cwnd")]
+    pub init_cwnd: u32,
+    /// Minimum RTO (default "200ms").
+    #[serde(default = "d_rto_min")]
+    pub rto_min: Quantity,
+    /// Initial RTO (default "1s").
+    #[serde(default = "d_rto_init")]
+    pub rto_init: Quantity,
+    /// Minimum / maximum delayed-ACK timeout (defaults "40ms" / "200ms").
+    #[serde(default = "d_delack_min")]
+    pub delack_min: Quantity,
+    #[serde(default = "d_delack_max")]
+    pub delack_max: Quantity,
+    #[serde(default = "d_true")]
+    pub sack: bool,
+    #[serde(default = "d_true")]
+    pub timestamps: bool,
+    #[serde(default = "d_true")]
+    pub window_scaling: bool,
+    /// Receive buffer = advertised window (default "6MiB"; no autotuning).
+    #[serde(default = "d_rcvbuf")]
+    pub rcvbuf: Quantity,
+    /// `tcp_slow_start_after_idle` (default true).
+    #[serde(default = "d_true")]
+    pub slow_start_after_idle: bool,
+    /// Internal pacing at 200 % / 120 % of cwnd/srtt (default false, as Linux without fq).
+    #[serde(default)]
+    pub pacing: bool,
+    /// `TCP_NODELAY` (default false).
+    #[serde(default)]
+    pub nodelay: bool,
+    #[serde(default)]
+    pub dctcp: DctcpSpec,
+    #[serde(default)]
+    pub cubic: CubicSpec,
+}
+
+impl Default for Tcp {
+    fn default() -> Self {
+        toml::from_str("").expect("defaults")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpSpec {
+    /// `dctcp_shift_g`, 0..=10 (default 4: g = 1/16).
+    #[serde(default = "d_shift_g")]
+    pub shift_g: u32,
+    /// `dctcp_alpha_on_init`, 0..=1024 (default 1024).
+    #[serde(default = "d_alpha")]
+    pub alpha_on_init: u32,
+}
+
+impl Default for DctcpSpec {
+    fn default() -> Self {
+        DctcpSpec { shift_g: d_shift_g(), alpha_on_init: d_alpha() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicSpec {
+    /// beta in 1/1024 (default 717).
+    #[serde(default = "d_beta")]
+    pub beta: u32,
+    #[serde(default = "d_true")]
+    pub fast_convergence: bool,
+    #[serde(default = "d_true")]
+    pub tcp_friendliness: bool,
+    /// bic_scale (default 41).
+    #[serde(default = "d_bic")]
+    pub bic_scale: u32,
+    #[serde(default = "d_true")]
+    pub hystart: bool,
+    /// 1 = ACK train, 2 = delay, 3 = both (default).
+    #[serde(default = "d_hdetect")]
+    pub hystart_detect: u32,
+    #[serde(default = "d_hlow")]
+    pub hystart_low_window: u32,
+}
+
+impl Default for CubicSpec {
+    fn default() -> Self {
+        toml::from_str("").expect("defaults")
+    }
+}
+
+/// A port queue: one or more classes, picked by DSCP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Queue {
+    /// Scheduler between classes: "prio" (default, in order) or "rr" (round robin).
+    #[serde(default = "d_sched")]
+    pub scheduler: String,
+    pub classes: Vec<Class>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    /// Name in reports (default "default").
+    #[serde(default = "d_class_name")]
+    pub name: String,
+    /// DSCP values this class takes (0..=63); empty = the default class.
+    #[serde(default)]
+    pub dscp: Vec<u8>,
+    /// Capacity (default 1000).
+    #[serde(default = "d_limit")]
+    pub limit: u64,
+    /// Unit of `limit`, `k`, `min`, `max`: "packets" (default) or "bytes".
+    #[serde(default = "d_unit")]
+    pub unit: String,
+    /// "droptail" (default), "step" (ECN mark above K) or "red" (tc-red).
+    #[serde(default = "d_aqm")]
+    pub aqm: String,
+    /// Step marking threshold K.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u64>,
+    /// Step marking: "enqueue" (default) or "dequeue".
+    #[serde(default = "d_mark_at")]
+    pub mark_at: String,
+    /// Step marking, packets without ECT above K: "drop" (default) or "queue".
+    #[serde(default = "d_non_ect")]
+    pub non_ect: String,
+    /// RED thresholds, probability, EWMA weight 2^-wlog, ecn, harddrop, avpkt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
+    #[serde(default = "d_prob")]
+    pub probability: f64,
+    #[serde(default = "d_wlog")]
+    pub wlog: u8,
+    #[serde(default = "d_true")]
+    pub ecn: bool,
+    #[serde(default)]
+    pub harddrop: bool,
+    #[serde(default = "d_avpkt")]
+    pub avpkt: u32,
+}
+
+/// The topology: "star" (hosts around one switch), "dumbbell" (left hosts, two switches, right
+/// hosts) or "custom" (nodes and links).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// star: host names; the switch is `switch`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// dumbbell: hosts on each side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub right: Vec<String>,
+    /// Switch name for star (default "s"); dumbbell switches are `s1` and `s2`.
+    #[serde(default = "d_switch")]
+    pub switch: String,
+    /// Rate and one-way propagation delay of every edge link (star, dumbbell).
+    #[serde(default = "d_rate")]
+    pub rate: Quantity,
+    #[serde(default = "d_delay")]
+    pub delay: Quantity,
+    /// Dumbbell bottleneck link (defaults: the edge rate and delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_rate: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_delay: Option<Quantity>,
+    /// Per-packet loss probability on every link, 0..1 (default 0).
+    #[serde(default)]
+    pub loss: f64,
+    /// Queue names for switch egress ports and host NICs (defaults "switch", "nic").
+    #[serde(default = "d_switch_q")]
+    pub switch_queue: String,
+    #[serde(default = "d_nic_q")]
+    pub host_queue: String,
+    /// custom: nodes and links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<Link>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    /// "host" or "switch".
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub a: String,
+    pub b: String,
+    pub rate: Quantity,
+    #[serde(default = "d_delay")]
+    pub delay: Quantity,
+    #[serde(default)]
+    pub loss: f64,
+    /// Queue at a's end (a→b) and at b's end (b→a); defaults: "nic" at a host, "switch" at a switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ba: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// Name in reports (default "flowN").
+    #[serde(default)]
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    /// "bulk" (default: send until `stop` or the end) or "transfer" (send `size`, then close).
+    #[serde(default = "d_kind")]
+    pub kind: String,
+    #[serde(default = "d_zero")]
+    pub start: Quantity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Quantity>,
+    /// Congestion control of this flow (default: `tcp.cc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// DSCP of the flow's packets (default 0).
+    #[serde(default)]
+    pub dscp: u8,
+    /// Socket mark (default 0).
+    #[serde(default)]
+    pub mark: u32,
+    /// Number of identical flows this entry stands for (default 1), named name-0, name-1, ...
+    #[serde(default = "d_one")]
+    pub count: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ping {
+    #[serde(default)]
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    #[serde(default = "d_zero")]
+    pub start: Quantity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Quantity>,
+    /// Interval between requests (default "200ms", as `ping -i 0.2`).
+    #[serde(default = "d_ping_iv")]
+    pub interval: Quantity,
+    /// IP packet size (default 84: `ping -s 56`).
+    #[serde(default = "d_ping_size")]
+    pub size: u32,
+    #[serde(default)]
+    pub dscp: u8,
+    /// IP ECN field: "not-ect" (default), "ect0", "ect1".
+    #[serde(default = "d_not_ect")]
+    pub ecn: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// Sampling interval for queues and flows (default "1ms").
+    #[serde(default = "d_interval")]
+    pub interval: Quantity,
+    /// Ports to watch, as "from->to" (default: every switch port towards a host).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<String>,
+    /// Write time series CSVs and plots (default true).
+    #[serde(default = "d_true")]
+    pub series: bool,
+    /// Ignore samples before this time in summaries (default "0s").
+    #[serde(default = "d_zero")]
+    pub warmup: Quantity,
+}
+
+impl Default for Record {
+    fn default() -> Self {
+        toml::from_str("").expect("defaults")
+    }
+}
+
+fn d_seed() -> u64 {
+    1
+}
+fn d_duration() -> Quantity {
+    "10s".into()
+}
+fn d_cc() -> String {
+    "cubic".into()
+}
+fn d_ecn() -> String {
+    "passive".into()
+}
+fn d_true() -> bool {
+    true
+}
+fn d_mss() -> u32 {
+    1460
+}
+fn d_init_cwnd() -> u32 {
+    10
+}
+fn d_rto_min() -> Quantity {
+    "200ms".into()
+}
+fn d_rto_init() -> Quantity {
+    "1s".into()
+}
+fn d_delack_min() -> Quantity {
+    "40ms".into()
+}
+fn d_delack_max() -> Quantity {
+    "200ms".into()
+}
+fn d_rcvbuf() -> Quantity {
+    "6MiB".into()
+}
+fn d_shift_g() -> u32 {
+    4
+}
+fn d_alpha() -> u32 {
+    1024
+}
+fn d_beta() -> u32 {
+    717
+}
+fn d_bic() -> u32 {
+    41
+}
+fn d_hdetect() -> u32 {
+    3
+}
+fn d_hlow() -> u32 {
+    16
+}
+fn d_class_name() -> String {
+    "default".into()
+}
+fn d_sched() -> String {
+    "prio".into()
+}
+fn d_limit() -> u64 {
+    1000
+}
+fn d_unit() -> String {
+    "packets".into()
+}
+fn d_aqm() -> String {
+    "droptail".into()
+}
+fn d_mark_at() -> String {
+    "enqueue".into()
+}
+fn d_non_ect() -> String {
+    "drop".into()
+}
+fn d_prob() -> f64 {
+    0.1
+}
+fn d_wlog() -> u8 {
+    9
+}
+fn d_avpkt() -> u32 {
+    1000
+}
+fn d_switch() -> String {
+    "s".into()
+}
+fn d_rate() -> Quantity {
+    "10Gbps".into()
+}
+fn d_delay() -> Quantity {
+    "10us".into()
+}
+fn d_switch_q() -> String {
+    "switch".into()
+}
+fn d_nic_q() -> String {
+    "nic".into()
+}
+fn d_kind() -> String {
+    "bulk".into()
+}
+fn d_zero() -> Quantity {
+    "0s".into()
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_ping_iv() -> Quantity {
+    "200ms".into()
+}
+fn d_ping_size() -> u32 {
+    84
+}
+fn d_not_ect() -> String {
+    "not-ect".into()
+}
+fn d_interval() -> Quantity {
+    "1ms".into()
+}

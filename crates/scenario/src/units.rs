@@ -1,0 +1,126 @@
+//! Quantities with units in scenario files: durations ("20s", "500ms", "62us", or a number of
+//! seconds), rates ("100Mbps", "10Gbps", or bits per second) and sizes ("1MB", "75KB", bytes).
+
+use crate::error::{Error, Result};
+use ccsim_engine::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// A number or a string with a unit, as written in the file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Quantity {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl From<&str> for Quantity {
+    fn from(s: &str) -> Self {
+        Quantity::Str(s.to_string())
+    }
+}
+
+fn split(s: &str) -> (f64, String) {
+    let s = s.trim();
+    let idx = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let num = s[..idx].trim().parse::<f64>().unwrap_or(f64::NAN);
+    (num, s[idx..].trim().to_string())
+}
+
+fn value(q: &Quantity) -> (f64, String) {
+    match q {
+        Quantity::Int(i) => (*i as f64, String::new()),
+        Quantity::Float(f) => (*f, String::new()),
+        Quantity::Str(s) => split(s),
+    }
+}
+
+fn shown(q: &Quantity) -> String {
+    match q {
+        Quantity::Int(i) => i.to_string(),
+        Quantity::Float(f) => f.to_string(),
+        Quantity::Str(s) => format!("\"{s}\""),
+    }
+}
+
+/// A duration ≥ 0 (or > 0 when `positive`).
+pub fn duration(q: &Quantity, field: &str, positive: bool) -> Result<SimTime> {
+    let (v, unit) = value(q);
+    let mult = match unit.as_str() {
+        "" | "s" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        _ => f64::NAN,
+    };
+    let ns = v * mult;
+    if !ns.is_finite() || ns < 0.0 || (positive && ns == 0.0) || ns > 1e18 {
+        let need = if positive { "a positive duration" } else { "a duration ≥ 0" };
+        return Err(Error::new(
+            field,
+            format!(
+                "{} is not {need}; write e.g. \"20s\", \"500ms\", \"62us\", \"100ns\" or a number of seconds",
+                shown(q)
+            ),
+        ));
+    }
+    Ok(SimTime(ns.round() as u64))
+}
+
+/// A link rate in bits per second, > 0.
+pub fn rate(q: &Quantity, field: &str) -> Result<u64> {
+    let (v, unit) = value(q);
+    let mult = match unit.to_ascii_lowercase().as_str() {
+        "" | "bps" => 1.0,
+        "kbps" => 1e3,
+        "mbps" => 1e6,
+        "gbps" => 1e9,
+        "tbps" => 1e12,
+        _ => f64::NAN,
+    };
+    let bps = v * mult;
+    if !bps.is_finite() || bps < 1.0 || bps > 1e15 {
+        return Err(Error::new(field, format!("{} is not a rate; expected a positive rate up to 1000Tbps, e.g. \"100Mbps\", \"10Gbps\" or bits per second", shown(q))));
+    }
+    Ok(bps.round() as u64)
+}
+
+/// A size in bytes, ≥ 1.
+pub fn bytes(q: &Quantity, field: &str) -> Result<u64> {
+    let (v, unit) = value(q);
+    let mult = match unit.as_str() {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1048576.0,
+        "GiB" => 1073741824.0,
+        _ => f64::NAN,
+    };
+    let b = v * mult;
+    if !b.is_finite() || b < 1.0 || b > 1e15 {
+        return Err(Error::new(
+            field,
+            format!("{} is not a size; expected a positive size, e.g. 1448, \"75KB\", \"1MB\", \"1MiB\"", shown(q)),
+        ));
+    }
+    Ok(b.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parses_units() {
+        assert_eq!(duration(&"500ms".into(), "d", true).unwrap(), SimTime::from_ms(500));
+        assert_eq!(duration(&Quantity::Float(0.2), "d", true).unwrap(), SimTime::from_ms(200));
+        assert_eq!(rate(&"10Gbps".into(), "r").unwrap(), 10_000_000_000);
+        assert_eq!(bytes(&"75KB".into(), "b").unwrap(), 75_000);
+        let e = rate(&"-100Mbps".into(), "links[0].rate").unwrap_err();
+        assert_eq!(e.field, "links[0].rate");
+        assert!(e.msg.contains("not a rate"));
+        assert!(duration(&"5 parsecs".into(), "d", false).is_err());
+        assert!(duration(&Quantity::Int(0), "d", true).is_err());
+    }
+}
