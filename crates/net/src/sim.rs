@@ -37,6 +37,8 @@ pub struct SimConfig {
 
 struct Port {
     to: NodeId,
+    /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
+    from_host: bool,
     rate_bps: u64,
     delay: SimTime,
     loss: f64,
@@ -119,9 +121,10 @@ impl Sim {
         }
         let mut ports = Vec::with_capacity(2 * topo.links.len());
         for (i, l) in topo.links.iter().enumerate() {
-            for (dir, to, qs) in [(0u64, l.b, &l.queue_ab), (1, l.a, &l.queue_ba)] {
+            for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
                 ports.push(Port {
                     to,
+                    from_host: topo.kinds[from.0 as usize] == NodeKind::Host,
                     rate_bps: l.rate_bps,
                     delay: l.delay,
                     loss: l.loss,
@@ -297,6 +300,14 @@ impl Sim {
     fn tx_done(&mut self, pi: usize, now: SimTime) {
         let port = &mut self.ports[pi];
         let id = port.tx.take().expect("TxDone without a packet in transmission");
+        // TX completion of a host's data segment returns the sender's TSQ budget, once this
+        // port has moved on (the socket may send at once, into this very port).
+        let tsq = match self.pool.get(id).payload {
+            Payload::Tcp { conn, to_server, seg } if port.from_host && seg.len > 0 => {
+                Some((conn as usize, !to_server, (seg.len + seg.header_len()) as u64))
+            }
+            _ => None,
+        };
         if port.loss > 0.0 && port.rng.chance(port.loss) {
             port.link_drops += 1;
             self.pool.free(id);
@@ -309,6 +320,12 @@ impl Sim {
         }
         if !self.ports[pi].queue.is_empty() {
             self.start_tx(pi, now);
+        }
+        if let Some((ci, server, bytes)) = tsq {
+            let c = &mut self.conns[ci];
+            let ep = if server { &mut c.server } else { &mut c.client };
+            ep.tsq_release(now, bytes, &mut self.out);
+            self.after_endpoint(ci, server, now);
         }
     }
 

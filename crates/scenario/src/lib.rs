@@ -20,11 +20,22 @@ pub use units::Quantity;
 pub fn parse(text: &str, file: &str) -> Result<Scenario> {
     toml::from_str::<Scenario>(text).map_err(|e| {
         let msg = e.message().to_string();
-        let loc = e.span().map(|s| {
-            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-            format!("line {line}: ")
-        });
-        Error::new("", format!("{}{msg}", loc.unwrap_or_default())).in_file(file)
+        let (loc, table) = match e.span() {
+            Some(s) => {
+                let before = &text[..s.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                // The table the error is in: the nearest `[header]` above it.
+                let table = before
+                    .lines()
+                    .rev()
+                    .map(str::trim)
+                    .find(|l| l.starts_with('['))
+                    .map(|h| h.trim_matches(|c| c == '[' || c == ']').to_string());
+                (format!("line {line}: "), table)
+            }
+            None => (String::new(), None),
+        };
+        Error::new(table.unwrap_or_default(), format!("{loc}{msg}")).in_file(file)
     })
 }
 
