@@ -145,6 +145,10 @@ pub struct Endpoint {
     pub(crate) first_tx_ns: u64,
     pub(crate) app_limited: u32,
     pub(crate) pacing_next: u64,
+    /// Bytes of this socket's data segments still in the host's queue or NIC
+    /// (`sk_wmem_alloc` as TCP Small Queues sees it), and whether TSQ stopped the sender.
+    pub(crate) tsq_bytes: u64,
+    pub(crate) tsq_throttled: bool,
 
     // --- RTT / timers ---
     pub(crate) mdev_us: u32,
@@ -233,6 +237,8 @@ impl Endpoint {
             first_tx_ns: 0,
             app_limited: 0,
             pacing_next: 0,
+            tsq_bytes: 0,
+            tsq_throttled: false,
             mdev_us: 0,
             mdev_max_us: 0,
             rttvar_us: 0,

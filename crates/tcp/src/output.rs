@@ -6,6 +6,9 @@ use crate::seq::{after, before};
 use ccsim_cc::{CaEvent, CongestionOps};
 use ccsim_engine::SimTime;
 
+/// `net.ipv4.tcp_limit_output_bytes` (4 MiB in current kernels).
+const TCP_LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
+
 impl Endpoint {
     /// `tcp_push_pending_frames` → `tcp_write_xmit`: send new data as cwnd, rwnd, Nagle and
     /// pacing allow.
@@ -24,6 +27,9 @@ impl Endpoint {
             if self.pacing_blocked() {
                 break;
             }
+            if self.small_queue_check(0) {
+                break;
+            }
             // tcp_cwnd_test (the final FIN is not held by cwnd).
             if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd {
                 is_cwnd_limited = true;
@@ -34,6 +40,7 @@ impl Endpoint {
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
             let wnd_end = self.sk.snd_una.wrapping_add(self.snd_wnd);
             if len > 0 && after(self.sk.snd_nxt.wrapping_add(len), wnd_end) {
+                eprintln!("DBG wnd una={} nxt={} wnd={}", self.sk.snd_una, self.sk.snd_nxt, self.snd_wnd);
                 break;
             }
             // tcp_nagle_test with the Minshall check: hold a small segment while a previous small
@@ -153,6 +160,9 @@ impl Endpoint {
                 i += 1;
                 continue;
             }
+            if self.small_queue_check(1) {
+                break;
+            }
             self.retransmit_skb(i, out);
             if self.in_cwnd_reduction() {
                 self.prr_out += 1;
@@ -258,6 +268,9 @@ impl Endpoint {
         self.sack_options(&mut opts);
         let win = self.select_window();
         let seg = Segment { seq, ack: self.sk.rcv_nxt, len, flags: TcpFlags(flags), win, ecn, opts };
+        if len > 0 {
+            self.tsq_bytes += (len + seg.header_len()) as u64;
+        }
         out.push(seg);
         self.stats.segs_out += 1;
         if len > 0 {
@@ -408,6 +421,45 @@ impl Endpoint {
 
     fn snd_wscale_offered(&self) -> bool {
         self.cfg.window_scaling && self.snd_wscale_seen
+    }
+
+    /// `tcp_small_queue_check` (TCP Small Queues): stop sending while more than about 1 ms of
+    /// this socket's data (at least two packets) waits in the host's qdisc and NIC, so that the
+    /// host queue never becomes a second bottleneck buffer. `factor` doubles the limit for
+    /// retransmissions.
+    fn small_queue_check(&mut self, factor: u32) -> bool {
+        let two_packets = 2 * (self.sk.mss_cache as u64 + 52);
+        let mut limit = two_packets.max(self.sk.pacing_rate >> 10);
+        if !self.cfg.pacing {
+            limit = limit.min(TCP_LIMIT_OUTPUT_BYTES);
+        }
+        limit <<= factor;
+        if self.tsq_bytes > limit {
+            // Always send if the retransmit queue is empty or holds one skb.
+            if self.rtx.len() <= 1 {
+                return false;
+            }
+            self.tsq_throttled = true;
+            return true;
+        }
+        false
+    }
+
+    /// The host finished transmitting `bytes` of this socket's data (TX completion, which
+    /// `tcp_wfree` turns into a `tcp_tsq_handler` run when the socket was throttled).
+    pub fn tsq_release(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.tsq_bytes = self.tsq_bytes.saturating_sub(bytes);
+        if self.tsq_throttled {
+            self.tsq_throttled = false;
+            // tcp_tsq_write
+            if self.is_established() {
+                if self.lost_out > self.retrans_out && self.sk.snd_cwnd > self.packets_in_flight() {
+                    self.xmit_retransmit_queue(out);
+                }
+                self.push_pending_frames(out);
+            }
+        }
     }
 
     /// `tcp_pacing_check`: with internal pacing, is the next departure still in the future?
