@@ -48,8 +48,8 @@ impl Endpoint {
         } else {
             self.rcv_tsecr = None;
         }
-        if seg.flags.has(TcpFlags::ACK) {
-            self.tcp_ack(seg, out);
+        if seg.flags.has(TcpFlags::ACK) && !self.tcp_ack(seg, out) {
+            return; // discard
         }
         self.data_queue(seg, out);
         self.push_pending_frames(out); // tcp_data_snd_check

@@ -56,8 +56,9 @@ impl Endpoint {
         }
     }
 
-    /// `tcp_ack`: process the acknowledgment part of an incoming segment.
-    pub(crate) fn tcp_ack(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+    /// `tcp_ack`: process the acknowledgment part of an incoming segment. Returns false when
+    /// the whole segment must be discarded (it acknowledges data never sent).
+    pub(crate) fn tcp_ack(&mut self, seg: &Segment, out: &mut Vec<Segment>) -> bool {
         let prior_snd_una = self.sk.snd_una;
         let prior_fack =
             if self.sack_ok && after(self.highest_sack, prior_snd_una) { self.highest_sack } else { prior_snd_una };
@@ -84,10 +85,10 @@ impl Endpoint {
                     self.xmit_retransmit_queue(out);
                 }
             }
-            return;
+            return true;
         }
         if after(ack, self.sk.snd_nxt) {
-            return; // acknowledges data never sent
+            return false; // RFC 793 3.9: acknowledges data never sent
         }
         if after(ack, prior_snd_una) {
             flag |= FLAG_SND_UNA_ADVANCED;
@@ -114,7 +115,7 @@ impl Endpoint {
             if flag & FLAG_DSACKING_ACK != 0 {
                 self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
             }
-            return;
+            return true;
         }
         flag |= self.clean_rtx_queue(prior_snd_una, flag & FLAG_ECE != 0, &mut st);
         self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
@@ -134,6 +135,7 @@ impl Endpoint {
         if rexmit && self.state != TcpState::SynSent {
             self.xmit_retransmit_queue(out); // tcp_xmit_recovery
         }
+        true
     }
 
     /// `tcp_ack_update_window`.

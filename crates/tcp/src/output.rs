@@ -40,7 +40,6 @@ impl Endpoint {
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
             let wnd_end = self.sk.snd_una.wrapping_add(self.snd_wnd);
             if len > 0 && after(self.sk.snd_nxt.wrapping_add(len), wnd_end) {
-                eprintln!("DBG wnd una={} nxt={} wnd={}", self.sk.snd_una, self.sk.snd_nxt, self.snd_wnd);
                 break;
             }
             // tcp_nagle_test with the Minshall check: hold a small segment while a previous small
@@ -395,7 +394,11 @@ impl Endpoint {
             if self.cfg.window_scaling {
                 opts.wscale = Some(self.rcv_wscale);
             }
-            if self.ecn_requested {
+            // tcp_ecn_send_syn. A retransmitted SYN goes without ECE|CWR (__tcp_retransmit_skb ->
+            // tcp_ecn_clear_syn: RFC 3168 6.1.1.1 fallback, net.ipv4.tcp_ecn_fallback = 1); ECN
+            // stays requested, so a SYN-ACK with ECE answering the first SYN still turns it on.
+            let syn_retrans = self.rtx.front().is_some_and(|s| s.sacked & EVER_RETRANS != 0);
+            if self.ecn_requested && !syn_retrans {
                 flags |= TcpFlags::ECE | TcpFlags::CWR;
             }
         }

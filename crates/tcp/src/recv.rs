@@ -52,17 +52,18 @@ impl Endpoint {
     /// `tcp_data_queue`: accept the payload (and FIN) of an incoming segment.
     pub(crate) fn data_queue(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         let fin = seg.flags.has(TcpFlags::FIN);
-        if seg.len == 0 && !fin {
-            return;
-        }
-        self.stats.data_segs_in += (seg.len > 0) as u64;
-        // tcp_ecn_accept_cwr: the sender reacted; stop echoing, and ACK data at once.
+        // tcp_ecn_accept_cwr (also on pure ACKs): the sender reacted; stop echoing, and ACK
+        // data at once.
         if seg.flags.has(TcpFlags::CWR) {
             self.sk.ecn_demand_cwr = false;
             if seg.len > 0 {
                 self.ack.pending |= ACK_NOW;
             }
         }
+        if seg.len == 0 && !fin {
+            return;
+        }
+        self.stats.data_segs_in += (seg.len > 0) as u64;
         let mut seq = seg.seq;
         let end = seg.seq.wrapping_add(seg.len).wrapping_add(fin as u32);
         if !after(end, self.sk.rcv_nxt) {
