@@ -95,6 +95,7 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
         slow_start_after_idle: t.slow_start_after_idle,
         pacing: t.pacing,
         nodelay: t.nodelay,
+        tlp: t.tlp,
         ..TcpConfig::default()
     })
 }

@@ -99,6 +99,9 @@ pub struct Tcp {
     /// `TCP_NODELAY` (default false).
     #[serde(default)]
     pub nodelay: bool,
+    /// Tail loss probes (`tcp_early_retrans` = 3; default true).
+    #[serde(default = "d_true")]
+    pub tlp: bool,
     #[serde(default)]
     pub dctcp: DctcpSpec,
     #[serde(default)]

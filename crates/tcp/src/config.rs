@@ -52,6 +52,8 @@ pub struct TcpConfig {
     pub pacing_ca_ratio: u32,
     /// `TCP_NODELAY`: no Nagle.
     pub nodelay: bool,
+    /// Tail loss probes (`net.ipv4.tcp_early_retrans` = 3, Linux's default).
+    pub tlp: bool,
 }
 
 impl Default for TcpConfig {
@@ -78,6 +80,7 @@ impl Default for TcpConfig {
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
             nodelay: false,
+            tlp: true,
         }
     }
 }

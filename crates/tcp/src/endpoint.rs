@@ -59,6 +59,8 @@ pub(crate) struct TxSkb {
 pub(crate) enum XmitTimer {
     Retrans,
     ReoTimeout,
+    /// `ICSK_TIME_LOSS_PROBE`.
+    LossProbe,
 }
 
 /// `icsk_ack.pending` bits.
@@ -99,6 +101,7 @@ pub struct TcpStats {
     pub undo_count: u64,
     pub dsacks_rcvd: u64,
     pub ce_rcvd: u64,
+    pub loss_probes: u64,
 }
 
 /// A TCP endpoint (one connection), sans-IO.
@@ -149,6 +152,9 @@ pub struct Endpoint {
     /// (`sk_wmem_alloc` as TCP Small Queues sees it), and whether TSQ stopped the sender.
     pub(crate) tsq_bytes: u64,
     pub(crate) tsq_throttled: bool,
+    /// `tlp_high_seq` (None: no probe outstanding) and `tlp_retrans`.
+    pub(crate) tlp_high_seq: Option<u32>,
+    pub(crate) tlp_retrans: bool,
 
     // --- RTT / timers ---
     pub(crate) mdev_us: u32,
@@ -239,6 +245,8 @@ impl Endpoint {
             pacing_next: 0,
             tsq_bytes: 0,
             tsq_throttled: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
             mdev_us: 0,
             mdev_max_us: 0,
             rttvar_us: 0,

@@ -20,6 +20,7 @@ pub(crate) const FLAG_ORIG_SACK_ACKED: u32 = 0x200;
 pub(crate) const FLAG_SND_UNA_ADVANCED: u32 = 0x400;
 pub(crate) const FLAG_DSACKING_ACK: u32 = 0x800;
 pub(crate) const FLAG_SET_XMIT_TIMER: u32 = 0x1000;
+pub(crate) const FLAG_DSACK_TLP: u32 = 0x2000;
 pub(crate) const FLAG_ACKED: u32 = FLAG_DATA_ACKED | FLAG_SYN_ACKED;
 pub(crate) const FLAG_NOT_DUP: u32 = FLAG_DATA | FLAG_WIN_UPDATE | FLAG_ACKED;
 pub(crate) const FLAG_CA_ALERT: u32 = FLAG_DATA_SACKED | FLAG_ECE | FLAG_DSACKING_ACK;
@@ -119,6 +120,9 @@ impl Endpoint {
         }
         flag |= self.clean_rtx_queue(prior_snd_una, flag & FLAG_ECE != 0, &mut st);
         self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
+        if self.tlp_high_seq.is_some() {
+            self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
+        }
 
         // tcp_ack_is_dubious
         if flag & FLAG_NOT_DUP == 0 || flag & FLAG_CA_ALERT != 0 || self.sk.ca_state != CaState::Open {
@@ -126,7 +130,10 @@ impl Endpoint {
             self.fastretrans_alert(prior_snd_una, num_dupack, &mut flag, &mut rexmit);
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
-            self.rearm_rto(); // tcp_set_xmit_timer (no tail loss probe)
+            // tcp_set_xmit_timer
+            if !self.schedule_loss_probe(true) {
+                self.rearm_rto();
+            }
         }
         let delivered = self.sk.delivered.wrapping_sub(prior_delivered);
         let lost = self.lost.wrapping_sub(prior_lost);
@@ -173,7 +180,10 @@ impl Endpoint {
             if dsack {
                 flag |= FLAG_DSACKING_ACK;
                 self.stats.dsacks_rcvd += 1;
-                let _ = e0;
+                // A D-SACK of the loss probe's retransmission: both copies arrived.
+                if self.tlp_retrans && self.tlp_high_seq == Some(e0) {
+                    flag |= FLAG_DSACK_TLP;
+                }
             }
         }
         for (bi, &(start, end)) in blocks.iter().enumerate() {
@@ -457,8 +467,9 @@ impl Endpoint {
     }
 
     /// `tcp_init_cwnd_reduction`.
-    fn init_cwnd_reduction(&mut self) {
+    pub(crate) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.sk.snd_nxt;
+        self.tlp_high_seq = None;
         self.sk.snd_cwnd_cnt = 0;
         self.sk.prior_cwnd = self.sk.snd_cwnd;
         self.prr_delivered = 0;
@@ -468,7 +479,7 @@ impl Endpoint {
     }
 
     /// `tcp_end_cwnd_reduction`.
-    fn end_cwnd_reduction(&mut self) {
+    pub(crate) fn end_cwnd_reduction(&mut self) {
         if self.cc.has_cong_control() {
             return;
         }
@@ -607,7 +618,7 @@ impl Endpoint {
     }
 
     /// `tcp_try_keep_open`.
-    fn try_keep_open(&mut self) {
+    pub(crate) fn try_keep_open(&mut self) {
         let state = if self.left_out() > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.sk.ca_state != state {
             self.set_ca_state(state);

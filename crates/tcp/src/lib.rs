@@ -25,6 +25,7 @@ mod rtt;
 mod segment;
 mod seq;
 mod timer;
+mod tlp;
 
 pub use config::{EcnMode, TcpConfig};
 pub use endpoint::{Endpoint, TcpState};

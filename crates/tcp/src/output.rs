@@ -13,6 +13,11 @@ impl Endpoint {
     /// `tcp_push_pending_frames` → `tcp_write_xmit`: send new data as cwnd, rwnd, Nagle and
     /// pacing allow.
     pub(crate) fn push_pending_frames(&mut self, out: &mut Vec<Segment>) {
+        self.write_xmit(0, out);
+    }
+
+    /// `tcp_write_xmit`. `push_one` = 2: a loss probe, one segment even if cwnd is full.
+    pub(crate) fn write_xmit(&mut self, push_one: u8, out: &mut Vec<Segment>) {
         if !self.is_established() {
             return;
         }
@@ -31,7 +36,7 @@ impl Endpoint {
                 break;
             }
             // tcp_cwnd_test (the final FIN is not held by cwnd).
-            if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd {
+            if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0) {
                 is_cwnd_limited = true;
                 break;
             }
@@ -85,7 +90,7 @@ impl Endpoint {
             // tcp_event_new_data_sent
             self.sk.snd_nxt = end_seq;
             self.sk.packets_out += 1;
-            if prior_packets == 0 {
+            if prior_packets == 0 || matches!(self.xmit_timer, Some((_, XmitTimer::LossProbe))) {
                 self.rearm_rto();
             }
             // tcp_minshall_update
@@ -93,6 +98,9 @@ impl Endpoint {
                 self.snd_sml = end_seq;
             }
             sent += 1;
+            if push_one > 0 {
+                break;
+            }
         }
         if self.unsent == 0 && !is_cwnd_limited {
             self.rate_check_app_limited();
@@ -103,6 +111,9 @@ impl Endpoint {
         }
         if sent > 0 && self.in_cwnd_reduction() {
             self.prr_out += sent;
+        }
+        if sent > 0 && push_one != 2 {
+            self.schedule_loss_probe(false);
         }
     }
 
@@ -176,8 +187,19 @@ impl Endpoint {
         }
     }
 
-    /// `__tcp_retransmit_skb` for the skb at `idx`.
+    /// `tcp_retransmit_skb` for the skb at `idx`: the retransmission counts as in flight.
     pub(crate) fn retransmit_skb(&mut self, idx: usize, out: &mut Vec<Segment>) {
+        self.retransmit_skb_once(idx, out);
+        self.rtx[idx].sacked |= SACKED_RETRANS;
+        self.retrans_out += 1;
+        if self.undo_retrans < 0 {
+            self.undo_retrans = 0;
+        }
+        self.undo_retrans += 1;
+    }
+
+    /// `__tcp_retransmit_skb`: put the skb at `idx` on the wire again.
+    pub(crate) fn retransmit_skb_once(&mut self, idx: usize, out: &mut Vec<Segment>) {
         let now = self.now.ns();
         let skb = self.rtx[idx];
         let len = skb.end_seq.wrapping_sub(skb.seq) - ((skb.tcp_flags & (TcpFlags::SYN | TcpFlags::FIN)) != 0) as u32;
@@ -188,14 +210,9 @@ impl Endpoint {
         }
         let s = &mut self.rtx[idx];
         s.tx_ns = now;
-        s.sacked |= SACKED_RETRANS | EVER_RETRANS;
-        self.retrans_out += 1;
+        s.sacked |= EVER_RETRANS;
         self.stats.total_retrans += 1;
         self.stats.bytes_retrans += len as u64;
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
-        }
-        self.undo_retrans += 1;
         if self.retrans_stamp == 0 {
             self.retrans_stamp = self.ts_val();
         }

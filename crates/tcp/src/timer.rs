@@ -32,7 +32,7 @@ impl Endpoint {
             return;
         }
         let rto = self.backed_off_rto();
-        if matches!(self.xmit_timer, Some((_, XmitTimer::ReoTimeout))) {
+        if matches!(self.xmit_timer, Some((_, XmitTimer::ReoTimeout | XmitTimer::LossProbe))) {
             // tcp_rto_delta_us
             let head_tx = self.rtx.front().map_or(self.now.ns(), |s| s.tx_ns);
             let at = SimTime(head_tx + rto.ns()).max(self.now + SimTime(1_000));
@@ -73,6 +73,7 @@ impl Endpoint {
                 match kind {
                     XmitTimer::Retrans => self.retransmit_timer(out),
                     XmitTimer::ReoTimeout => self.rack_reo_timeout(out),
+                    XmitTimer::LossProbe => self.send_loss_probe(out),
                 }
             }
         }
@@ -149,6 +150,7 @@ impl Endpoint {
         }
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.sk.snd_nxt;
+        self.tlp_high_seq = None;
         self.ecn_queue_cwr();
         let _ = new_recovery; // F-RTO (RFC 5682) is not modelled: tcp_frto behaves as 0.
     }

@@ -813,12 +813,14 @@ fn ect_transcript(p: &mut Peer, ack_ecn: Ecn) {
 /// ACKs and retransmissions; CUBIC with tcp_ecn=1 and ECN negotiated does not.
 #[test]
 fn dctcp_ect_on_pure_acks_and_retransmissions() {
-    let (mut p, synack) = ecn_server(dctcp_cfg(), Ecn::Ect0, "SEW");
+    // Tail loss probes off: the transcript checks the RTO path (tcp_enter_loss queues CWR). With
+    // TLP on, Linux sends a probe at the time the RTO would fire; the ECT rule is the same.
+    let (mut p, synack) = ecn_server(TcpConfig { tlp: false, ..dctcp_cfg() }, Ecn::Ect0, "SEW");
     assert_eq!((synack.ecn, flags_str(synack.flags)), (Ecn::Ect0, "SE.".to_string()));
     assert!(p.ep.tcp_info().ecn_ok);
     ect_transcript(&mut p, Ecn::Ect0);
 
-    let cubic = TcpConfig { cc: CcKind::Cubic, ecn: EcnMode::On, ..TcpConfig::default() };
+    let cubic = TcpConfig { cc: CcKind::Cubic, ecn: EcnMode::On, tlp: false, ..TcpConfig::default() };
     let (mut p, synack) = ecn_server(cubic, Ecn::NotEct, "SEW");
     assert_eq!((synack.ecn, flags_str(synack.flags)), (Ecn::NotEct, "SE.".to_string()));
     assert!(p.ep.tcp_info().ecn_ok);
@@ -920,4 +922,24 @@ fn ecn_negotiation_syn_ect() {
     let (p, synack) = ecn_server(cfg(CcKind::Cubic, EcnMode::On), Ecn::NotEct, "S");
     assert_eq!(flags_str(synack.flags), "S.");
     assert!(!p.ep.tcp_info().ecn_ok);
+}
+
+/// A tail loss: with TLP (Linux's default) the lost last segment is probed at
+/// min(2·srtt + rto_min, RTO) instead of waiting for an RTO; the probe repairs the loss and
+/// no timeout is counted. With TLP off, the same loss costs an RTO.
+#[test]
+fn tail_loss_probe_repairs_a_lost_last_segment() {
+    for tlp in [true, false] {
+        let (mut p, _) = ecn_server(TcpConfig { tlp, ..dctcp_cfg() }, Ecn::Ect0, "SEW");
+        p.at(0.200).write(1000);
+        p.expect(Ecn::Ect0, "P.", 1, 1000, 1);
+        // The segment is lost; the next thing the endpoint sends is its retransmission.
+        p.expect_in(0.0, 1.0, Ecn::Ect0, "P.", 1, 1000, 1);
+        let st = *p.ep.stats();
+        if tlp {
+            assert_eq!((st.loss_probes, st.rto_count), (1, 0), "the probe, not an RTO, retransmits");
+        } else {
+            assert_eq!((st.loss_probes, st.rto_count), (0, 1));
+        }
+    }
 }

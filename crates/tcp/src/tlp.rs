@@ -1,0 +1,104 @@
+//! Tail loss probes (tcp_output.c `tcp_schedule_loss_probe`, `tcp_send_loss_probe`;
+//! tcp_input.c `tcp_process_tlp_ack`; RFC 8985 section 7): when the tail of a flight is lost no
+//! ACK arrives to trigger recovery, so about two RTTs after the last transmission the sender
+//! sends one probe (new data, or the last segment again) to elicit an ACK before the RTO.
+
+use crate::endpoint::*;
+use crate::input::{FLAG_DATA_SACKED, FLAG_NOT_DUP, FLAG_SND_UNA_ADVANCED};
+use crate::segment::Segment;
+use crate::seq::{after, before};
+use ccsim_cc::CaState;
+use ccsim_engine::SimTime;
+
+/// `TCP_TIMEOUT_MIN_US`: 2 ms.
+const TIMEOUT_MIN_US: u64 = 2_000;
+
+impl Endpoint {
+    /// `tcp_schedule_loss_probe`: arm the probe timer instead of the RTO where allowed.
+    pub(crate) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
+        if !self.cfg.tlp
+            || self.sk.packets_out == 0
+            || !self.sack_ok
+            || !matches!(self.sk.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let mut timeout_us = if self.sk.srtt_us > 0 {
+            // Two RTTs, plus room for a delayed ACK when a single packet is out.
+            let extra = if self.sk.packets_out == 1 { self.cfg.rto_min.ns() / 1000 } else { TIMEOUT_MIN_US };
+            (self.sk.srtt_us >> 2) as u64 + extra
+        } else {
+            self.cfg.rto_init.ns() / 1000
+        };
+        // Never later than the RTO would fire.
+        let rto_delta_us: i64 = if advancing_rto {
+            (self.rto.ns() / 1000) as i64
+        } else {
+            let head_tx = self.rtx.front().map_or(self.now.ns(), |s| s.tx_ns);
+            let rto_at = head_tx + self.rto.ns();
+            (rto_at as i64 - self.now.ns() as i64) / 1000
+        };
+        if rto_delta_us > 0 {
+            timeout_us = timeout_us.min(rto_delta_us as u64);
+        }
+        // Jiffies granularity (HZ = 1000): round up to a millisecond.
+        let at = self.now + SimTime::from_ms(timeout_us.div_ceil(1000));
+        self.xmit_timer = Some((at, XmitTimer::LossProbe));
+        true
+    }
+
+    /// `tcp_send_loss_probe`.
+    pub(crate) fn send_loss_probe(&mut self, out: &mut Vec<Segment>) {
+        // The slot counts as holding the probe timer while it is handled (icsk_pending).
+        self.xmit_timer = Some((self.now, XmitTimer::LossProbe));
+        let probe_sent = 'probe: {
+            if self.tlp_high_seq.is_some() {
+                break 'probe false; // at most one probe outstanding
+            }
+            self.tlp_retrans = false;
+            // New data if the window allows.
+            if self.unsent > 0 {
+                let len = self.unsent.min(self.sk.mss_cache as u64) as u32;
+                let wnd_end = self.sk.snd_una.wrapping_add(self.snd_wnd);
+                if !after(self.sk.snd_nxt.wrapping_add(len), wnd_end) {
+                    let before_out = self.sk.packets_out;
+                    self.write_xmit(2, out);
+                    break 'probe self.sk.packets_out > before_out;
+                }
+            }
+            // Otherwise retransmit the last segment.
+            let Some(last) = self.rtx.len().checked_sub(1) else {
+                break 'probe false;
+            };
+            self.retransmit_skb_once(last, out);
+            self.tlp_retrans = true;
+            true
+        };
+        if probe_sent {
+            self.tlp_high_seq = Some(self.sk.snd_nxt);
+            self.stats.loss_probes += 1;
+            self.xmit_timer = None; // rearm from now
+        }
+        self.rearm_rto();
+    }
+
+    /// `tcp_process_tlp_ack`: did the probe repair a loss? Then cwnd is reduced once (CWR).
+    pub(crate) fn process_tlp_ack(&mut self, ack: u32, flag: u32, dsack_tlp: bool) {
+        let Some(high) = self.tlp_high_seq else { return };
+        if before(ack, high) {
+            return;
+        }
+        if !self.tlp_retrans || dsack_tlp {
+            // The probe was new data, or both original and probe arrived: no loss.
+            self.tlp_high_seq = None;
+        } else if after(ack, high) {
+            // The probe repaired a loss: reduce cwnd as for a congestion event.
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
+            self.tlp_high_seq = None; // a pure duplicate ACK: original and probe arrived
+        }
+    }
+}
