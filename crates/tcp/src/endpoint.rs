@@ -194,6 +194,12 @@ pub struct Endpoint {
     pub(crate) ts_recent: u32,
     pub(crate) rcv_tsecr: Option<u32>,
     pub(crate) ecn_requested: bool,
+    /// SACK compression (`compressed_ack`, `compressed_ack_rcv_nxt`, `dup_ack_counter`, and the
+    /// `compressed_ack_timer` deadline).
+    pub(crate) compressed_ack: u32,
+    pub(crate) compressed_ack_rcv_nxt: u32,
+    pub(crate) dup_ack_counter: u32,
+    pub(crate) comp_sack_deadline: Option<SimTime>,
 
     pub(crate) stats: TcpStats,
 }
@@ -286,6 +292,10 @@ impl Endpoint {
             ts_recent: 0,
             rcv_tsecr: None,
             ecn_requested: false,
+            compressed_ack: 0,
+            compressed_ack_rcv_nxt: 0,
+            dup_ack_counter: 0,
+            comp_sack_deadline: None,
             stats: TcpStats::default(),
             cfg,
         }

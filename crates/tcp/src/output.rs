@@ -338,6 +338,9 @@ impl Endpoint {
 
     /// `tcp_event_ack_sent`: an ACK for `rcv_nxt` went out.
     fn event_ack_sent(&mut self, rcv_nxt: u32) {
+        // Any ACK sent ends SACK compression.
+        self.compressed_ack = 0;
+        self.comp_sack_deadline = None;
         // The special DCTCP ACK for an older sequence does not cancel the delayed ACK
         // (27cde44a25 "do not cancel delay-AcK on DCTCP special ACK").
         if rcv_nxt != self.sk.rcv_nxt {

@@ -18,6 +18,7 @@ impl Endpoint {
         };
         take(self.xmit_timer.map(|x| x.0));
         take(self.pacing_deadline);
+        take(self.comp_sack_deadline);
         if self.ack.pending & ACK_TIMER != 0 {
             take(Some(self.ack.timeout));
         }
@@ -63,6 +64,9 @@ impl Endpoint {
             self.pacing_deadline = None;
             self.xmit_retransmit_queue(out);
             self.push_pending_frames(out);
+        }
+        if self.comp_sack_deadline.is_some_and(|d| d <= now) {
+            self.compressed_ack_kick(out);
         }
         if self.ack.pending & ACK_TIMER != 0 && self.ack.timeout <= now {
             self.delack_timer(out);
