@@ -155,3 +155,25 @@ fn malformed_toml_reports_a_line() {
     assert_ne!(code, 0);
     assert!(err.contains("line 1"), "{err}");
 }
+
+#[test]
+fn unconnected_hosts_and_self_pings_are_rejected_before_running() {
+    let custom = r#"
+[topology]
+type = "custom"
+nodes = [{ name = "h", kind = "host" }, { name = "g", kind = "host" }, { name = "s", kind = "switch" }]
+links = [{ a = "h", b = "s", rate = "1Gbps" }]
+
+[[flows]]
+src = "h"
+dst = "g"
+"#;
+    let (code, err, exists) = bad("nopath", custom);
+    assert_ne!(code, 0);
+    assert!(err.contains("flows[0].dst") && err.contains("no path"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!exists);
+    let (code, err, _) = bad("selfping", &format!("{GOOD}\n[[pings]]\nsrc = \"a\"\ndst = \"a\"\n"));
+    assert_ne!(code, 0);
+    assert!(err.contains("pings[0].dst") && err.contains("must differ"), "{err}");
+}

@@ -170,3 +170,250 @@ impl Topology {
         Ok(routes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(t: &mut Topology, a: NodeId, b: NodeId) -> PortId {
+        t.add_link(LinkSpec {
+            a,
+            b,
+            rate_bps: 1_000_000_000,
+            delay: SimTime::from_us(1),
+            loss: 0.0,
+            queue_ab: QueueSpec::drop_tail(100),
+            queue_ba: QueueSpec::drop_tail(100),
+        })
+    }
+
+    /// The port `from -> to` (panics if they are not linked).
+    fn port(t: &Topology, from: NodeId, to: NodeId) -> PortId {
+        t.port_between(from, to).expect("linked")
+    }
+
+    /// Next hops of `routes[u][d]` as the nodes they lead to, sorted.
+    fn hops(t: &Topology, r: &[Vec<Vec<PortId>>], u: NodeId, d: NodeId) -> Vec<NodeId> {
+        let mut v: Vec<NodeId> = r[u.0 as usize][d.0 as usize]
+            .iter()
+            .map(|&p| {
+                let (s, m) = t.port_ends(p);
+                assert_eq!(s, u, "a next hop of {} leaves from it", t.name(u));
+                m
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Invariants of any route table: no route to oneself or to a switch; every next hop is the
+    /// destination or a switch (hosts never forward); following any next hop reaches the
+    /// destination in exactly one hop fewer.
+    fn check_invariants(t: &Topology, r: &[Vec<Vec<PortId>>]) {
+        let n = t.num_nodes();
+        for u in 0..n {
+            for d in 0..n {
+                let (un, dn) = (NodeId(u as u32), NodeId(d as u32));
+                let next = hops(t, r, un, dn);
+                if u == d || t.kinds[d] == NodeKind::Switch {
+                    assert!(next.is_empty(), "no route from {} to {}", t.name(un), t.name(dn));
+                }
+                for m in next {
+                    assert!(
+                        m == dn || t.kinds[m.0 as usize] == NodeKind::Switch,
+                        "{} -> {} goes through host {}",
+                        t.name(un),
+                        t.name(dn),
+                        t.name(m)
+                    );
+                }
+            }
+        }
+        // Path lengths: walking always-first and always-last next hops both end at d in the
+        // same number of steps.
+        for u in 0..n {
+            for d in 0..n {
+                if r[u][d].is_empty() {
+                    continue;
+                }
+                let walk = |pick_last: bool| {
+                    let (mut v, mut steps) = (u, 0);
+                    while v != d {
+                        let c = &r[v][d];
+                        assert!(
+                            !c.is_empty(),
+                            "route from {} to {} dead-ends at {}",
+                            t.names[u],
+                            t.names[d],
+                            t.names[v]
+                        );
+                        let p = if pick_last { c[c.len() - 1] } else { c[0] };
+                        v = t.port_ends(p).1 .0 as usize;
+                        steps += 1;
+                        assert!(steps <= n, "routing loop");
+                    }
+                    steps
+                };
+                assert_eq!(walk(false), walk(true));
+            }
+        }
+    }
+
+    #[test]
+    fn star_routes_through_the_switch() {
+        let mut t = Topology::new();
+        let hs: Vec<NodeId> = ["a", "b", "c"].iter().map(|h| t.add_host(h).unwrap()).collect();
+        let s = t.add_switch("s").unwrap();
+        for &h in &hs {
+            link(&mut t, h, s);
+        }
+        let r = t.routes().unwrap();
+        check_invariants(&t, &r);
+        for &x in &hs {
+            for &y in &hs {
+                if x == y {
+                    assert!(r[x.0 as usize][y.0 as usize].is_empty());
+                    continue;
+                }
+                assert_eq!(r[x.0 as usize][y.0 as usize], [port(&t, x, s)], "a host sends on its NIC");
+                assert_eq!(r[s.0 as usize][y.0 as usize], [port(&t, s, y)], "the switch sends straight to y");
+            }
+            assert!(r[x.0 as usize][s.0 as usize].is_empty(), "no routes to switches");
+        }
+        // Port numbering: link i owns 2i (a->b) and 2i+1 (b->a).
+        assert_eq!(port(&t, hs[1], s), PortId(2));
+        assert_eq!(port(&t, s, hs[1]), PortId(3));
+        assert_eq!(t.port_ends(PortId(5)), (s, hs[2]));
+    }
+
+    #[test]
+    fn diamond_gives_two_equal_cost_next_hops() {
+        //        s2
+        // a - s1    s4 - b
+        //        s3
+        let mut t = Topology::new();
+        let a = t.add_host("a").unwrap();
+        let b = t.add_host("b").unwrap();
+        let [s1, s2, s3, s4] = ["s1", "s2", "s3", "s4"].map(|n| t.add_switch(n).unwrap());
+        link(&mut t, a, s1);
+        link(&mut t, s1, s2);
+        link(&mut t, s1, s3);
+        link(&mut t, s2, s4);
+        link(&mut t, s3, s4);
+        link(&mut t, b, s4);
+        let r = t.routes().unwrap();
+        check_invariants(&t, &r);
+        assert_eq!(hops(&t, &r, a, b), [s1]);
+        assert_eq!(hops(&t, &r, s1, b), [s2, s3], "ECMP at s1 towards b");
+        assert_eq!(hops(&t, &r, s2, b), [s4]);
+        assert_eq!(hops(&t, &r, s3, b), [s4]);
+        assert_eq!(hops(&t, &r, s4, b), [b]);
+        assert_eq!(hops(&t, &r, s4, a), [s2, s3], "ECMP at s4 towards a");
+        assert_eq!(hops(&t, &r, s1, a), [a]);
+        assert_eq!(hops(&t, &r, b, a), [s4]);
+
+        // A longer third path (s1 - s5 - s6 - s4) is not an equal-cost path.
+        let s5 = t.add_switch("s5").unwrap();
+        let s6 = t.add_switch("s6").unwrap();
+        link(&mut t, s1, s5);
+        link(&mut t, s5, s6);
+        link(&mut t, s6, s4);
+        let r = t.routes().unwrap();
+        check_invariants(&t, &r);
+        assert_eq!(hops(&t, &r, s1, b), [s2, s3]);
+        assert_eq!(hops(&t, &r, s5, b), [s6]);
+        assert_eq!(hops(&t, &r, s6, b), [s4]);
+    }
+
+    #[test]
+    fn parallel_links_are_equal_cost() {
+        let mut t = Topology::new();
+        let a = t.add_host("a").unwrap();
+        let b = t.add_host("b").unwrap();
+        let s1 = t.add_switch("s1").unwrap();
+        let s2 = t.add_switch("s2").unwrap();
+        link(&mut t, a, s1);
+        let p1 = link(&mut t, s1, s2);
+        let p2 = link(&mut t, s2, s1);
+        link(&mut t, s2, b);
+        let r = t.routes().unwrap();
+        check_invariants(&t, &r);
+        assert_eq!(r[s1.0 as usize][b.0 as usize], [p1, PortId(p2.0 + 1)]);
+        assert_eq!(r[s2.0 as usize][a.0 as usize], [PortId(p1.0 + 1), p2]);
+    }
+
+    #[test]
+    fn hosts_never_forward() {
+        // Dumbbell: a1, a2 - s1 - s2 - b1, b2. Every route from a switch to a host goes to the
+        // host itself or to a switch, never through another host.
+        let mut t = Topology::new();
+        let hs = ["a1", "a2", "b1", "b2"].map(|h| t.add_host(h).unwrap());
+        let s1 = t.add_switch("s1").unwrap();
+        let s2 = t.add_switch("s2").unwrap();
+        link(&mut t, hs[0], s1);
+        link(&mut t, hs[1], s1);
+        link(&mut t, s1, s2);
+        link(&mut t, hs[2], s2);
+        link(&mut t, hs[3], s2);
+        let r = t.routes().unwrap();
+        check_invariants(&t, &r);
+        assert_eq!(hops(&t, &r, hs[0], hs[3]), [s1]);
+        assert_eq!(hops(&t, &r, s1, hs[3]), [s2]);
+        assert_eq!(hops(&t, &r, s2, hs[3]), [hs[3]]);
+        assert_eq!(hops(&t, &r, s1, hs[1]), [hs[1]]);
+
+        // Two hosts linked back to back reach each other; an isolated host has no routes (the
+        // simulator reports NoRoute when a flow needs one) and is not an error here.
+        let mut t = Topology::new();
+        let x = t.add_host("x").unwrap();
+        let y = t.add_host("y").unwrap();
+        let z = t.add_host("z").unwrap();
+        link(&mut t, x, y);
+        let r = t.routes().unwrap();
+        check_invariants(&t, &r);
+        assert_eq!(hops(&t, &r, x, y), [y]);
+        assert_eq!(hops(&t, &r, y, x), [x]);
+        assert!(hops(&t, &r, x, z).is_empty());
+        assert!(hops(&t, &r, z, x).is_empty());
+    }
+
+    #[test]
+    fn a_host_with_two_links_is_an_error() {
+        let mut t = Topology::new();
+        let h = t.add_host("h").unwrap();
+        let g = t.add_host("g").unwrap();
+        let s1 = t.add_switch("s1").unwrap();
+        let s2 = t.add_switch("s2").unwrap();
+        link(&mut t, h, s1);
+        link(&mut t, g, s1);
+        link(&mut t, s1, s2);
+        assert!(t.routes().is_ok());
+        // h as b of the second link, to check both ends count.
+        link(&mut t, s2, h);
+        let e = t.routes().unwrap_err();
+        assert_eq!(e, TopologyError::HostForwarding("h".into()));
+        assert!(e.to_string().contains("host `h` has more than one link"), "{e}");
+
+        // Two links to the same switch too.
+        let mut t = Topology::new();
+        let h = t.add_host("h").unwrap();
+        let s = t.add_switch("s").unwrap();
+        link(&mut t, h, s);
+        link(&mut t, h, s);
+        assert_eq!(t.routes().unwrap_err(), TopologyError::HostForwarding("h".into()));
+    }
+
+    #[test]
+    fn node_names() {
+        let mut t = Topology::new();
+        let a = t.add_host("a").unwrap();
+        let s = t.add_switch("s").unwrap();
+        assert_eq!(t.add_switch("a"), Err(TopologyError::DuplicateNode("a".into())));
+        assert_eq!(t.add_host("s"), Err(TopologyError::DuplicateNode("s".into())));
+        assert_eq!(t.node("s"), Ok(s));
+        assert_eq!(t.node("a"), Ok(a));
+        assert_eq!(t.node("x"), Err(TopologyError::UnknownNode("x".into())));
+        assert_eq!(t.num_nodes(), 2);
+        assert_eq!(t.kinds, [NodeKind::Host, NodeKind::Switch]);
+    }
+}

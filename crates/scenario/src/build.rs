@@ -6,6 +6,7 @@ use crate::spec::{self, Scenario};
 use crate::units::{bytes, duration, rate};
 use ccsim_cc::{CcKind, CcParams, CubicParams, DctcpParams};
 use ccsim_engine::SimTime;
+use ccsim_net::NodeId;
 use ccsim_net::*;
 use ccsim_tcp::{Ecn, EcnMode, TcpConfig};
 use std::collections::BTreeMap;
@@ -305,8 +306,21 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
             }
         }
     }
-    topo.routes().map_err(topo_err("topology"))?;
     Ok(topo)
+}
+
+/// Every flow and ping needs a path between its hosts.
+fn check_path(routes: &[Vec<Vec<PortId>>], topo: &Topology, src: NodeId, dst: NodeId, field: &str) -> Result<()> {
+    if src == dst {
+        return Err(Error::new(field, "source and destination are the same host; they must differ"));
+    }
+    if routes[src.0 as usize][dst.0 as usize].is_empty() {
+        return Err(Error::new(
+            field,
+            format!("no path from \"{}\" to \"{}\" in the topology", topo.name(src), topo.name(dst)),
+        ));
+    }
+    Ok(())
 }
 
 fn topo_err(field: &str) -> impl Fn(TopologyError) -> Error + '_ {
@@ -335,6 +349,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
     let duration_t = duration(&s.run.duration, "run.duration", true)?;
     let qs = queues(s)?;
     let topo = topology(s, &qs)?;
+    let routes = topo.routes().map_err(topo_err("topology"))?;
     let default_cc = cc_kind(&s.tcp.cc, "tcp.cc")?;
     tcp_config(&s.tcp, default_cc)?;
     let mut flows = Vec::new();
@@ -342,9 +357,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         let field = format!("flows[{i}]");
         let src = host(&topo, &f.src, &format!("{field}.src"))?;
         let dst = host(&topo, &f.dst, &format!("{field}.dst"))?;
-        if src == dst {
-            return Err(Error::new(format!("{field}.dst"), "a flow needs two different hosts"));
-        }
+        check_path(&routes, &topo, src, dst, &format!("{field}.dst"))?;
         let cc = match &f.cc {
             Some(c) => cc_kind(c, &format!("{field}.cc"))?,
             None => default_cc,
@@ -430,10 +443,12 @@ pub fn build(s: &Scenario) -> Result<Built> {
         if p.dscp > 63 {
             return Err(Error::new(format!("{field}.dscp"), format!("{} is out of range; allowed 0..=63", p.dscp)));
         }
+        let (src, dst) = (host(&topo, &p.src, &format!("{field}.src"))?, host(&topo, &p.dst, &format!("{field}.dst"))?);
+        check_path(&routes, &topo, src, dst, &format!("{field}.dst"))?;
         pings.push(PingSpec {
             name: if p.name.is_empty() { format!("ping{i}") } else { p.name.clone() },
-            src: host(&topo, &p.src, &format!("{field}.src"))?,
-            dst: host(&topo, &p.dst, &format!("{field}.dst"))?,
+            src,
+            dst,
             start: duration(&p.start, &format!("{field}.start"), false)?,
             stop: p.stop.as_ref().map(|q| duration(q, &format!("{field}.stop"), true)).transpose()?,
             interval: duration(&p.interval, &format!("{field}.interval"), true)?,

@@ -220,7 +220,7 @@ pub struct Class {
 pub struct TopologySpec {
     #[serde(rename = "type")]
     pub kind: String,
-    /// star: host names; the switch is `switch`.
+    /// star: host names; the switch is named by `switch`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// dumbbell: hosts on each side.

@@ -1,0 +1,41 @@
+//! Shared helpers: locating the conformance scripts.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// `/work/shared/conformance/packetdrill`, found relative to this crate.
+pub fn corpus_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/packetdrill");
+    assert!(
+        dir.is_dir(),
+        "packetdrill conformance scripts not found at {} (expected <repo>/../shared/conformance/packetdrill \
+         relative to crates/pdrill); these tests need them",
+        dir.display()
+    );
+    dir
+}
+
+/// All `*.pkt` files under `dir`, sorted.
+pub fn pkt_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("reading {}: {e}", d.display())) {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "pkt") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Reads a script given relative to the corpus directory.
+pub fn read_script(rel: &str) -> String {
+    let path = corpus_dir().join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
