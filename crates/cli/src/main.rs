@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod pdrill;
 mod reproduce;
 
 const USAGE: &str = "ccsim — Linux-faithful datacenter congestion control, simulated at packet level
@@ -15,6 +16,8 @@ usage:
   ccsim reproduce [NAME...] [--quick] [--out DIR] [--json]
                                                 reproduce the seed experiments (scorecard + report)
   ccsim reproduce --list                        list the experiments
+  ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--verbose]
+                                                run packetdrill scripts against ccsim's TCP
   ccsim help                                    this text
 ";
 
@@ -24,6 +27,11 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => cmd_check(&args[1..]),
         Some("reproduce") => reproduce::cmd(&args[1..]),
+        Some("pdrill") => match pdrill::cmd(&args[1..]) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
         Some("help") | Some("--help") | Some("-h") | None => {
             print!("{USAGE}");
             Ok(())

@@ -41,8 +41,10 @@
 mod code;
 mod lexer;
 mod parser;
+mod run;
 
 pub use code::{eval, eval_message};
+pub use run::{run_file, run_script, Failure, RunOptions, ScriptResult};
 
 use std::fmt;
 

@@ -202,6 +202,7 @@ pub struct Endpoint {
     pub(crate) comp_sack_deadline: Option<SimTime>,
 
     pub(crate) stats: TcpStats,
+    pub(crate) bytes_read: u64,
 }
 
 impl Endpoint {
@@ -297,6 +298,7 @@ impl Endpoint {
             dup_ack_counter: 0,
             comp_sack_deadline: None,
             stats: TcpStats::default(),
+            bytes_read: 0,
             cfg,
         }
     }
@@ -359,6 +361,19 @@ impl Endpoint {
         self.sk.snd_nxt = iss;
         self.sk.snd_una = iss;
         self.transmit_head_syn(out);
+    }
+
+    /// `read()`: take up to `max` bytes of in-order received data; returns how many.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let avail = self.stats.bytes_received - self.bytes_read;
+        let n = avail.min(max);
+        self.bytes_read += n;
+        n
+    }
+
+    /// In-order received bytes not yet read by the application.
+    pub fn readable(&self) -> u64 {
+        self.stats.bytes_received - self.bytes_read
     }
 
     /// `write()`: queue `bytes` more bytes for sending.

@@ -1,0 +1,806 @@
+//! Running a packetdrill script against one simulated ccsim endpoint. The script plays the
+//! remote peer: inbound packets are injected at their times, outbound packets are matched
+//! against what the endpoint sends (flags, sequence numbers, ack, window, options, ECN
+//! codepoint, timing within the tolerance), system calls drive the socket, and `%{ }%` asserts
+//! are evaluated on ccsim's `tcp_info`.
+
+use crate::{
+    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, PacketEvent, Script, Syscall, TcpOption,
+    TimeSpec,
+};
+use ccsim_cc::{CaState, CcInfo, CcKind};
+use ccsim_engine::SimTime;
+use ccsim_tcp::{Ecn, EcnMode, Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Our endpoint's initial sequence number and the script peer's. Both sit close to 2^32 so
+/// that every script exercises sequence wrap-around.
+const LOCAL_ISS: u32 = 0xFFFF_F000;
+const REMOTE_ISN: u32 = 0xFFFF_E000;
+
+/// Options of a run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Timing tolerance (packetdrill's `--tolerance_usecs`, default 4 ms).
+    pub tolerance: SimTime,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { tolerance: SimTime::from_us(4000) }
+    }
+}
+
+/// Why a script failed: the script line and what differed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub line: u32,
+    pub text: String,
+    pub msg: String,
+}
+
+/// The result of one script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptResult {
+    pub path: String,
+    pub passed: bool,
+    pub failure: Option<Failure>,
+    /// Settings from shell blocks that ccsim does not model (reported, not applied).
+    pub ignored: Vec<String>,
+    /// Differences that are not failures (PSH placement on coalesced segments).
+    pub notes: Vec<String>,
+    pub events: usize,
+}
+
+struct Runner {
+    cfg: TcpConfig,
+    ep: Option<Endpoint>,
+    opts: RunOptions,
+    out: VecDeque<(SimTime, Segment)>,
+    now: SimTime,
+    prev: SimTime,
+    accept_fd: Option<i64>,
+    ignored: Vec<String>,
+    notes: Vec<String>,
+    /// A blocking call that must have completed by this time: (deadline, line, what).
+    blocking: Option<(SimTime, u32, &'static str)>,
+}
+
+fn fail(ev: &Event, msg: impl Into<String>) -> Failure {
+    Failure { line: ev.line, text: ev.text.clone(), msg: msg.into() }
+}
+
+fn secs(t: f64) -> SimTime {
+    SimTime::from_secs_f64(t)
+}
+
+fn fmt_t(t: SimTime) -> String {
+    format!("{:.6}", t.secs_f64())
+}
+
+/// Apply the sysctls of a shell block; `dir` is the script's directory.
+fn apply_shell(cfg: &mut TcpConfig, text: &str, dir: &Path, ignored: &mut Vec<String>, depth: u32) {
+    for raw in text.lines() {
+        let line = raw.split('#').next().unwrap_or("").trim().trim_end_matches('\\').trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words[0].ends_with(".sh") && depth < 4 {
+            let path = dir.join(words[0]);
+            match std::fs::read_to_string(&path) {
+                Ok(t) => apply_shell(cfg, &t, path.parent().unwrap_or(dir), ignored, depth + 1),
+                Err(e) => ignored.push(format!("{}: {e}", words[0])),
+            }
+            continue;
+        }
+        let assigns: Vec<&str> = if words[0] == "sysctl" {
+            words[1..].iter().filter(|w| !w.starts_with('-')).copied().collect()
+        } else if words[0].ends_with("set_sysctls.py") {
+            words[1..].to_vec()
+        } else if words.iter().all(|w| w.contains('=') || w.starts_with("/proc/")) {
+            words.clone()
+        } else {
+            ignored.push(line.to_string());
+            continue;
+        };
+        // `sysctl -q a=b c=d`, possibly quoted values with spaces (tcp_rmem="4096 ...").
+        let joined = assigns.join(" ");
+        for (k, v) in split_assignments(&joined) {
+            let key = k.trim_start_matches("/proc/sys/").replace('/', ".");
+            let name = key.trim_start_matches("net.ipv4.");
+            if !apply_sysctl(cfg, name, &v) {
+                ignored.push(format!("{key}={v}"));
+            }
+        }
+    }
+}
+
+fn split_assignments(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = s.trim();
+    while let Some(eq) = rest.find('=') {
+        let key = rest[..eq].trim().to_string();
+        let after = &rest[eq + 1..];
+        let (val, next) = if let Some(q) = after.strip_prefix('"') {
+            let end = q.find('"').unwrap_or(q.len());
+            (q[..end].to_string(), q.get(end + 1..).unwrap_or(""))
+        } else {
+            let end = after.find(' ').unwrap_or(after.len());
+            (after[..end].to_string(), &after[end..])
+        };
+        out.push((key, val));
+        rest = next.trim();
+    }
+    out
+}
+
+/// Map a `net.ipv4.*` sysctl to the endpoint configuration; false when ccsim does not model it.
+fn apply_sysctl(cfg: &mut TcpConfig, name: &str, v: &str) -> bool {
+    let n = || v.trim().parse::<i64>().unwrap_or(-1);
+    match name {
+        "tcp_ecn" => {
+            cfg.ecn = match n() {
+                0 => EcnMode::Off,
+                1 => EcnMode::On,
+                _ => EcnMode::Passive,
+            }
+        }
+        "tcp_sack" => cfg.sack = n() != 0,
+        "tcp_timestamps" => cfg.timestamps = n() != 0,
+        "tcp_window_scaling" => cfg.window_scaling = n() != 0,
+        "tcp_slow_start_after_idle" => cfg.slow_start_after_idle = n() != 0,
+        "tcp_early_retrans" => cfg.tlp = matches!(n(), 3 | 4),
+        "tcp_reordering" if n() > 0 => cfg.reordering = n() as u32,
+        "tcp_pacing_ss_ratio" if n() >= 0 => cfg.pacing_ss_ratio = n() as u32,
+        "tcp_pacing_ca_ratio" if n() >= 0 => cfg.pacing_ca_ratio = n() as u32,
+        "tcp_congestion_control" => match CcKind::from_name(v.trim()) {
+            Some(k) => cfg.cc = k,
+            None => return false,
+        },
+        "tcp_rmem" => {
+            // The maximum sets the window scale (tcp_select_initial_window).
+            match v.split_whitespace().nth(2).and_then(|m| m.parse::<u64>().ok()) {
+                Some(max) => cfg.rcvbuf = max.min(1 << 30) as u32,
+                None => return false,
+            }
+        }
+        // Values ccsim already has: accepted when equal to the built-in behaviour.
+        "tcp_recovery" => return n() == 1,
+        "tcp_dsack" | "tcp_syncookies" => return n() >= 0,
+        "tcp_fack" => return n() == 0,
+        _ => return false,
+    }
+    true
+}
+
+fn flags_of(s: &str) -> u8 {
+    let mut f = 0;
+    for c in s.chars() {
+        f |= match c {
+            'S' => TcpFlags::SYN,
+            'F' => TcpFlags::FIN,
+            'R' => TcpFlags::RST,
+            'P' => TcpFlags::PSH,
+            '.' => TcpFlags::ACK,
+            'E' => TcpFlags::ECE,
+            'W' | 'C' => TcpFlags::CWR,
+            'U' => TcpFlags::URG,
+            _ => 0,
+        };
+    }
+    f
+}
+
+fn flags_str(f: u8) -> String {
+    let mut s = String::new();
+    for (bit, c) in [
+        (TcpFlags::SYN, 'S'),
+        (TcpFlags::FIN, 'F'),
+        (TcpFlags::RST, 'R'),
+        (TcpFlags::PSH, 'P'),
+        (TcpFlags::ECE, 'E'),
+        (TcpFlags::CWR, 'W'),
+        (TcpFlags::URG, 'U'),
+    ] {
+        if f & bit != 0 {
+            s.push(c);
+        }
+    }
+    if f & TcpFlags::ACK != 0 {
+        s.push('.');
+    }
+    s
+}
+
+fn ecn_name(e: Ecn) -> &'static str {
+    match e {
+        Ecn::NotEct => "noecn",
+        Ecn::Ect0 => "ect0",
+        Ecn::Ect1 => "ect1",
+        Ecn::Ce => "ce",
+    }
+}
+
+/// The option list Linux writes for these option values (`tcp_options_write`).
+fn linux_layout(o: &TcpOptions, rel_ack: impl Fn(u32) -> u32) -> Vec<TcpOption> {
+    let mut v = Vec::new();
+    if let Some(m) = o.mss {
+        v.push(TcpOption::Mss(m));
+    }
+    match (o.timestamp, o.sack_permitted) {
+        (Some((val, ecr)), true) => {
+            v.push(TcpOption::SackOk);
+            v.push(TcpOption::Timestamp { val, ecr });
+        }
+        (Some((val, ecr)), false) => {
+            v.extend([TcpOption::Nop, TcpOption::Nop]);
+            v.push(TcpOption::Timestamp { val, ecr });
+        }
+        (None, true) => v.extend([TcpOption::Nop, TcpOption::Nop, TcpOption::SackOk]),
+        (None, false) => {}
+    }
+    if let Some(w) = o.wscale {
+        v.extend([TcpOption::Nop, TcpOption::Wscale(w)]);
+    }
+    if o.sack_len > 0 {
+        v.extend([TcpOption::Nop, TcpOption::Nop]);
+        v.push(TcpOption::Sack(o.sack_blocks().iter().map(|&(s, e)| (rel_ack(s), rel_ack(e))).collect()));
+    }
+    v
+}
+
+fn fmt_opts(v: &[TcpOption]) -> String {
+    let parts: Vec<String> = v
+        .iter()
+        .map(|o| match o {
+            TcpOption::Mss(m) => format!("mss {m}"),
+            TcpOption::SackOk => "sackOK".into(),
+            TcpOption::Nop => "nop".into(),
+            TcpOption::Eol => "eol".into(),
+            TcpOption::Wscale(w) => format!("wscale {w}"),
+            TcpOption::Timestamp { val, ecr } => format!("TS val {val} ecr {ecr}"),
+            TcpOption::Sack(b) => {
+                format!("sack {}", b.iter().map(|(s, e)| format!("{s}:{e}")).collect::<Vec<_>>().join(" "))
+            }
+        })
+        .collect();
+    format!("<{}>", parts.join(","))
+}
+
+/// Options compare equal ignoring timestamp values (the clocks differ).
+fn opts_match(exp: &[TcpOption], act: &[TcpOption]) -> bool {
+    exp.len() == act.len()
+        && exp.iter().zip(act).all(|(e, a)| match (e, a) {
+            (TcpOption::Timestamp { .. }, TcpOption::Timestamp { .. }) => true,
+            _ => e == a,
+        })
+}
+
+fn ca_state_const(name: &str) -> Option<i64> {
+    Some(match name {
+        "TCP_CA_Open" => CaState::Open as i64,
+        "TCP_CA_Disorder" => CaState::Disorder as i64,
+        "TCP_CA_CWR" => CaState::Cwr as i64,
+        "TCP_CA_Recovery" => CaState::Recovery as i64,
+        "TCP_CA_Loss" => CaState::Loss as i64,
+        _ => return None,
+    })
+}
+
+impl Runner {
+    fn ep(&mut self, ev: &Event) -> Result<&mut Endpoint, Failure> {
+        self.ep.as_mut().ok_or_else(|| fail(ev, "no socket is connected or listening yet"))
+    }
+
+    /// Collect what the endpoint emitted at `t`; data segments leave the (virtual) NIC at once,
+    /// which returns their TCP Small Queues budget.
+    fn collect(&mut self, t: SimTime, mut segs: Vec<Segment>) {
+        while !segs.is_empty() {
+            let mut more = Vec::new();
+            for s in segs {
+                if s.len > 0 {
+                    if let Some(ep) = self.ep.as_mut() {
+                        ep.tsq_release(t, (s.len + s.header_len()) as u64, &mut more);
+                    }
+                }
+                self.out.push_back((t, s));
+            }
+            segs = more;
+        }
+    }
+
+    /// Run the endpoint's timers up to `t`.
+    fn advance(&mut self, t: SimTime) {
+        while let Some(d) = self.ep.as_ref().and_then(|e| e.next_deadline()) {
+            if d > t {
+                break;
+            }
+            let mut v = Vec::new();
+            let d = d.max(self.now);
+            self.ep.as_mut().unwrap().on_timer(d, &mut v);
+            self.now = d;
+            self.collect(d, v);
+        }
+        self.now = self.now.max(t);
+    }
+
+    fn resolve(&self, t: &TimeSpec) -> SimTime {
+        match t {
+            TimeSpec::Absolute(x) => secs(*x),
+            TimeSpec::Relative(x) => self.prev + secs(*x),
+            TimeSpec::Any | TimeSpec::Untimed => self.prev,
+            TimeSpec::Range { start, .. } | TimeSpec::Blocking { start, .. } => self.resolve(start),
+        }
+    }
+
+    fn check_blocking(&mut self, t: SimTime) -> Result<(), Failure> {
+        if let Some((deadline, line, what)) = self.blocking {
+            if t >= deadline {
+                self.blocking = None;
+                let done = self.ep.as_ref().is_some_and(|e| e.is_established());
+                if !done {
+                    return Err(Failure {
+                        line,
+                        text: what.into(),
+                        msg: format!("blocking {what} did not complete by {}", fmt_t(deadline)),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn inbound(&mut self, ev: &Event, p: &PacketEvent, t: SimTime) -> Result<(), Failure> {
+        self.advance(t);
+        let f = flags_of(&p.flags);
+        let mut o = TcpOptions::default();
+        for opt in p.options.iter().flatten() {
+            match opt {
+                TcpOption::Mss(m) => o.mss = Some(*m),
+                TcpOption::SackOk => o.sack_permitted = true,
+                TcpOption::Wscale(w) => o.wscale = Some(*w),
+                TcpOption::Timestamp { val, ecr } => o.timestamp = Some((*val, *ecr)),
+                TcpOption::Sack(blocks) => {
+                    for &(s, e) in blocks.iter().take(4) {
+                        o.sack[o.sack_len as usize] = (LOCAL_ISS.wrapping_add(s), LOCAL_ISS.wrapping_add(e));
+                        o.sack_len += 1;
+                    }
+                }
+                TcpOption::Nop | TcpOption::Eol => {}
+            }
+        }
+        let seg = Segment {
+            seq: REMOTE_ISN.wrapping_add(p.seq_start),
+            ack: if f & TcpFlags::ACK != 0 { LOCAL_ISS.wrapping_add(p.ack.unwrap_or(0)) } else { 0 },
+            len: p.len,
+            flags: TcpFlags(f),
+            win: p.win.unwrap_or(0) as u16,
+            ecn: match p.ecn {
+                Some(EcnSpec::Ect0) => Ecn::Ect0,
+                Some(EcnSpec::Ect1) | Some(EcnSpec::Ect01) => Ecn::Ect1,
+                Some(EcnSpec::Ce) => Ecn::Ce,
+                _ => Ecn::NotEct,
+            },
+            opts: o,
+        };
+        let mut v = Vec::new();
+        let now = self.now;
+        self.ep(ev)?.on_segment(now, &seg, &mut v);
+        self.collect(now, v);
+        self.prev = t;
+        Ok(())
+    }
+
+    fn outbound(&mut self, ev: &Event, p: &PacketEvent) -> Result<(), Failure> {
+        let (lo, hi) = match &ev.time {
+            TimeSpec::Range { start, end } => (self.resolve(start), self.resolve(end)),
+            TimeSpec::Any => (SimTime::ZERO, SimTime::MAX),
+            t => {
+                let x = self.resolve(t);
+                (x, x)
+            }
+        };
+        let tol = self.opts.tolerance;
+        let latest = hi.saturating_add_time(tol);
+        // Wait for the endpoint to send something, running its timers.
+        while self.out.is_empty() {
+            match self.ep.as_ref().and_then(|e| e.next_deadline()) {
+                Some(d) if d <= latest => self.advance(d),
+                _ => {
+                    return Err(fail(
+                        ev,
+                        format!(
+                            "expected this packet by {}, but nothing was sent (time now {})",
+                            fmt_t(latest.min(SimTime::from_secs(1_000_000))),
+                            fmt_t(self.now)
+                        ),
+                    ));
+                }
+            }
+        }
+        let (t, first) = *self.out.front().unwrap();
+        let rel_seq = |s: u32| s.wrapping_sub(LOCAL_ISS);
+        let rel_ack = |s: u32| s.wrapping_sub(REMOTE_ISN);
+        // Coalesce back-to-back segments sent at the same instant into one TSO-sized packet.
+        let mut group = vec![first];
+        self.out.pop_front();
+        let mut covered = first.len;
+        while covered < p.len {
+            match self.out.front() {
+                Some(&(t2, s))
+                    if t2 == t
+                        && s.seq == group.last().unwrap().seq.wrapping_add(group.last().unwrap().len)
+                        && s.len > 0
+                        && s.ack == first.ack
+                        && first.len > 0 =>
+                {
+                    covered += s.len;
+                    group.push(s);
+                    self.out.pop_front();
+                }
+                _ => break,
+            }
+        }
+        let flags = group.iter().fold(0u8, |a, s| a | s.flags.0);
+        let last = *group.last().unwrap();
+        let act_desc = format!(
+            "{} [{}] {} {}:{}({}) ack {} win {} {}",
+            fmt_t(t),
+            ecn_name(first.ecn),
+            flags_str(flags),
+            rel_seq(first.seq),
+            rel_seq(first.seq).wrapping_add(covered),
+            covered,
+            rel_ack(last.ack),
+            last.win,
+            fmt_opts(&linux_layout(&first.opts, rel_ack))
+        );
+        let mut diffs = Vec::new();
+        let exp_flags = flags_of(&p.flags);
+        if (exp_flags ^ flags) & !TcpFlags::PSH != 0 {
+            diffs.push(format!("flags: expected {} got {}", p.flags, flags_str(flags)));
+        } else if (exp_flags ^ flags) & TcpFlags::PSH != 0 {
+            self.notes.push(format!("line {}: PSH differs (expected {}, sent {}): ccsim forms no TSO skbs, so PSH placement is not modelled", ev.line, p.flags, flags_str(flags)));
+        }
+        if rel_seq(first.seq) != p.seq_start || covered != p.len {
+            diffs.push(format!(
+                "sequence: expected {}:{}({}) got {}:{}({})",
+                p.seq_start,
+                p.seq_end,
+                p.len,
+                rel_seq(first.seq),
+                rel_seq(first.seq).wrapping_add(covered),
+                covered
+            ));
+        }
+        if let Some(a) = p.ack {
+            if exp_flags & TcpFlags::ACK != 0 && rel_ack(last.ack) != a {
+                diffs.push(format!("ack: expected {a} got {}", rel_ack(last.ack)));
+            }
+        }
+        if let Some(w) = p.win {
+            if last.win as u32 != w {
+                diffs.push(format!("win: expected {w} got {}", last.win));
+            }
+        }
+        if let Some(e) = p.ecn {
+            let ok = match e {
+                EcnSpec::NoEcn => first.ecn == Ecn::NotEct,
+                EcnSpec::Ect0 => first.ecn == Ecn::Ect0,
+                EcnSpec::Ect1 => first.ecn == Ecn::Ect1,
+                EcnSpec::Ect01 => matches!(first.ecn, Ecn::Ect0 | Ecn::Ect1),
+                EcnSpec::Ce => first.ecn == Ecn::Ce,
+            };
+            if !ok {
+                diffs.push(format!("ECN codepoint: expected {e:?} got {}", ecn_name(first.ecn)));
+            }
+        }
+        if let Some(exp) = &p.options {
+            let act = linux_layout(&first.opts, rel_ack);
+            if !opts_match(exp, &act) {
+                diffs.push(format!("options: expected {} got {}", fmt_opts(exp), fmt_opts(&act)));
+            }
+        }
+        let earliest = lo.saturating_sub(tol);
+        if t < earliest || t > latest {
+            diffs.push(format!(
+                "timing: expected at {}{} (tolerance {} ms), sent at {}",
+                fmt_t(lo),
+                if hi != lo { format!("~{}", fmt_t(hi)) } else { String::new() },
+                tol.ns() as f64 / 1e6,
+                fmt_t(t)
+            ));
+        }
+        if !diffs.is_empty() {
+            let mut msg = String::new();
+            let _ = write!(
+                msg,
+                "outbound packet differs: {}\n  script: {}\n  actual: {}",
+                diffs.join("; "),
+                ev.text,
+                act_desc
+            );
+            return Err(fail(ev, msg));
+        }
+        self.prev = t;
+        Ok(())
+    }
+
+    fn int_arg(args: &[Expr], i: usize) -> Option<i64> {
+        match args.get(i) {
+            Some(Expr::Int(v)) => Some(*v),
+            Some(Expr::List(l)) => match l.first() {
+                Some(Expr::Int(v)) => Some(*v),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn syscall(&mut self, ev: &Event, sc: &Syscall, t: SimTime) -> Result<(), Failure> {
+        self.advance(t);
+        self.prev = t;
+        if let TimeSpec::Blocking { end, .. } = &ev.time {
+            let deadline = self.resolve(end);
+            self.blocking = Some((deadline + self.opts.tolerance, ev.line, "connect"));
+        }
+        let now = self.now;
+        let expected = match &sc.result {
+            Expr::Int(v) => Some(*v),
+            Expr::Ellipsis => None,
+            _ => return Err(fail(ev, "unsupported result expression")),
+        };
+        let got: i64 = match sc.name.as_str() {
+            "socket" | "bind" => expected.unwrap_or(0),
+            "listen" => {
+                let iss = LOCAL_ISS;
+                self.ep = Some(Endpoint::listen(self.cfg.clone(), iss));
+                0
+            }
+            "connect" => {
+                let mut ep = Endpoint::client(self.cfg.clone(), LOCAL_ISS);
+                let mut v = Vec::new();
+                ep.connect(now, &mut v);
+                self.ep = Some(ep);
+                self.collect(now, v);
+                expected.unwrap_or(0)
+            }
+            "accept" => {
+                let est = self.ep.as_ref().is_some_and(|e| e.is_established());
+                if !est {
+                    return Err(fail(ev, "accept: no established connection (ccsim runs accept without blocking)"));
+                }
+                self.accept_fd = expected;
+                expected.unwrap_or(4)
+            }
+            "write" | "send" => {
+                let n =
+                    Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
+                let mut v = Vec::new();
+                self.ep(ev)?.write(now, n.max(0) as u64, &mut v);
+                self.collect(now, v);
+                n
+            }
+            "read" | "recv" => {
+                let n =
+                    Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "read: the byte count must be an integer"))?;
+                self.ep(ev)?.read(n.max(0) as u64) as i64
+            }
+            "close" | "shutdown" => {
+                let mut v = Vec::new();
+                if let Some(ep) = self.ep.as_mut() {
+                    if ep.is_established() {
+                        ep.close(now, &mut v);
+                    }
+                }
+                self.collect(now, v);
+                0
+            }
+            "setsockopt" => self.setsockopt(ev, sc)?,
+            "getsockopt" => expected.unwrap_or(0),
+            other => return Err(fail(ev, format!("system call `{other}` is not supported by ccsim's runner"))),
+        };
+        if let Some(e) = expected {
+            if e != got {
+                return Err(fail(ev, format!("{} returned {got}, script expects {e}", sc.name)));
+            }
+        }
+        Ok(())
+    }
+
+    fn setsockopt(&mut self, ev: &Event, sc: &Syscall) -> Result<i64, Failure> {
+        let name = match sc.args.get(2) {
+            Some(Expr::Ident(n)) => n.as_str(),
+            _ => return Err(fail(ev, "setsockopt: option name expected")),
+        };
+        match name {
+            "SO_REUSEADDR" | "SO_DEBUG" | "SO_SNDBUF" | "SO_RCVBUF" => {
+                if matches!(name, "SO_SNDBUF" | "SO_RCVBUF") {
+                    self.ignored.push(format!("setsockopt {name} (ccsim buffers are not limited by it)"));
+                }
+            }
+            "TCP_NODELAY" => {
+                let on = Self::int_arg(&sc.args, 3).unwrap_or(1) != 0;
+                self.cfg.nodelay = on;
+            }
+            "TCP_CONGESTION" => {
+                let cc = match sc.args.get(3) {
+                    Some(Expr::Str(s)) => s.clone(),
+                    _ => return Err(fail(ev, "TCP_CONGESTION needs a string")),
+                };
+                let kind = CcKind::from_name(&cc)
+                    .ok_or_else(|| fail(ev, format!("TCP_CONGESTION: ccsim has no congestion control \"{cc}\"")))?;
+                self.cfg.cc = kind;
+                if self.ep.as_ref().is_some_and(|e| e.is_established()) {
+                    return Err(fail(ev, "TCP_CONGESTION on an established socket is not supported"));
+                }
+            }
+            other => return Err(fail(ev, format!("setsockopt {other} is not supported by ccsim's runner"))),
+        }
+        Ok(0)
+    }
+
+    fn code(&mut self, ev: &Event, asserts: &[crate::Assert], t: SimTime) -> Result<(), Failure> {
+        self.advance(t);
+        self.prev = t;
+        let info = self.ep(ev)?.tcp_info();
+        let lookup = |name: &str| -> Option<i64> {
+            if let Some(v) = ca_state_const(name) {
+                return Some(v);
+            }
+            Some(match name {
+                "tcpi_snd_cwnd" => info.snd_cwnd as i64,
+                "tcpi_snd_ssthresh" => info.snd_ssthresh as i64,
+                "tcpi_ca_state" => info.ca_state as i64,
+                "tcpi_rto" => info.rto_us as i64,
+                "tcpi_ato" => info.ato_us as i64,
+                "tcpi_rtt" => info.rtt_us as i64,
+                "tcpi_rttvar" => info.rttvar_us as i64,
+                "tcpi_min_rtt" => info.min_rtt_us as i64,
+                "tcpi_snd_mss" => info.snd_mss as i64,
+                "tcpi_rcv_mss" => info.rcv_mss as i64,
+                "tcpi_unacked" => info.unacked as i64,
+                "tcpi_sacked" => info.sacked as i64,
+                "tcpi_lost" => info.lost as i64,
+                "tcpi_retrans" => info.retrans as i64,
+                "tcpi_total_retrans" => info.total_retrans as i64,
+                "tcpi_reordering" => info.reordering as i64,
+                "tcpi_delivered" => info.delivered as i64,
+                "tcpi_delivered_ce" => info.delivered_ce as i64,
+                "tcpi_pacing_rate" => info.pacing_rate as i64,
+                "tcpi_bytes_acked" => info.bytes_acked as i64,
+                "tcpi_bytes_received" => info.bytes_received as i64,
+                "tcpi_backoff" => info.backoff as i64,
+                "tcpi_data_segs_out" => info.data_segs_out as i64,
+                "tcpi_data_segs_in" => info.data_segs_in as i64,
+                "tcpi_snd_wscale" => info.snd_wscale as i64,
+                "tcpi_rcv_wscale" => info.rcv_wscale as i64,
+                _ => match (&info.cc_info, name) {
+                    (CcInfo::Dctcp { alpha, .. }, "dctcp_alpha") => *alpha as i64,
+                    _ => return None,
+                },
+            })
+        };
+        for a in asserts {
+            let v = eval(&a.expr, &lookup).map_err(|e| Failure { line: a.line, text: a.text.clone(), msg: e })?;
+            if v == 0 {
+                let m = match &a.message {
+                    Some(CExpr::Ident(n)) => format!("{n} = {}", lookup(n).map_or("?".into(), |v| v.to_string())),
+                    Some(m) => eval_message(m, &lookup).unwrap_or_default(),
+                    None => String::new(),
+                };
+                return Err(Failure {
+                    line: a.line,
+                    text: a.text.clone(),
+                    msg: format!("assertion failed at {}: {m}", fmt_t(t)),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+trait SatAdd {
+    fn saturating_add_time(self, o: SimTime) -> SimTime;
+}
+impl SatAdd for SimTime {
+    fn saturating_add_time(self, o: SimTime) -> SimTime {
+        SimTime(self.0.saturating_add(o.0))
+    }
+}
+
+/// Run a parsed script; `dir` resolves the shell blocks' relative paths.
+pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Failure>, Vec<String>, Vec<String>) {
+    let mut r = Runner {
+        cfg: TcpConfig::default(),
+        ep: None,
+        opts: opts.clone(),
+        out: VecDeque::new(),
+        now: SimTime::ZERO,
+        prev: SimTime::ZERO,
+        accept_fd: None,
+        ignored: Vec::new(),
+        notes: Vec::new(),
+        blocking: None,
+    };
+    for o in &script.options {
+        if o.name == "tolerance_usecs" {
+            if let Some(us) = o.value.as_deref().and_then(|v| v.parse::<u64>().ok()) {
+                r.opts.tolerance = SimTime::from_us(us);
+            }
+        } else {
+            r.ignored.push(format!("--{}", o.name));
+        }
+    }
+    // Scripts run in packetdrill's standard environment (common/defaults.sh: tcp_rmem max 15 MiB,
+    // hence window scale 8); their shell blocks change it further.
+    r.cfg.rcvbuf = 15 * 1024 * 1024;
+    for ev in &script.events {
+        let res = (|| -> Result<(), Failure> {
+            let t = r.resolve(&ev.time);
+            r.check_blocking(t.max(r.now))?;
+            match &ev.kind {
+                EventKind::Shell(text) => {
+                    // Only settings before the connection exists take effect.
+                    if r.ep.is_none() {
+                        apply_shell(&mut r.cfg, text, dir, &mut r.ignored, 0);
+                    } else if !matches!(ev.time, TimeSpec::Untimed) {
+                        r.ignored.push(format!("line {}: shell command after the socket exists", ev.line));
+                    }
+                    Ok(())
+                }
+                EventKind::Packet(p) if p.dir == Direction::Inbound => r.inbound(ev, p, t),
+                EventKind::Packet(p) => r.outbound(ev, p),
+                EventKind::Syscall(sc) => r.syscall(ev, sc, t),
+                EventKind::Code(c) => r.code(ev, &c.asserts, t),
+            }
+        })();
+        if let Err(f) = res {
+            return (Some(f), r.ignored, r.notes);
+        }
+    }
+    (None, r.ignored, r.notes)
+}
+
+/// Parse and run a script file.
+pub fn run_file(path: &Path, opts: &RunOptions) -> ScriptResult {
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            return ScriptResult {
+                path: shown,
+                passed: false,
+                failure: Some(Failure { line: 0, text: String::new(), msg: format!("cannot read: {e}") }),
+                ignored: vec![],
+                notes: vec![],
+                events: 0,
+            }
+        }
+    };
+    let script = match crate::parse(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            return ScriptResult {
+                path: shown,
+                passed: false,
+                failure: Some(Failure {
+                    line: e.line,
+                    text: text.lines().nth(e.line.saturating_sub(1) as usize).unwrap_or("").trim().to_string(),
+                    msg: format!("parse error at line {}, column {}: {}", e.line, e.col, e.msg),
+                }),
+                ignored: vec![],
+                notes: vec![],
+                events: 0,
+            }
+        }
+    };
+    let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (failure, mut ignored, notes) = run_script(&script, &dir, opts);
+    ignored.sort();
+    ignored.dedup();
+    ScriptResult { path: shown, passed: failure.is_none(), failure, ignored, notes, events: script.events.len() }
+}
