@@ -33,7 +33,7 @@ impl Endpoint {
                 self.established_from_synrecv(seg);
                 self.rcv_established(seg, out);
             }
-            TcpState::Established | TcpState::FinWait => self.rcv_established(seg, out),
+            _ => self.rcv_established(seg, out),
         }
     }
 

@@ -13,8 +13,18 @@ pub enum TcpState {
     SynSent,
     SynRecv,
     Established,
-    /// Our FIN is sent; the connection stays open for receiving.
-    FinWait,
+    /// Our FIN is sent and not yet acknowledged; we may still receive.
+    FinWait1,
+    /// Our FIN is acknowledged; we may still receive.
+    FinWait2,
+    /// The peer's FIN arrived; we may still send.
+    CloseWait,
+    /// Both FINs sent, ours not yet acknowledged.
+    Closing,
+    /// Our FIN after the peer's, not yet acknowledged.
+    LastAck,
+    /// Both directions closed.
+    TimeWait,
 }
 
 impl TcpState {
@@ -25,7 +35,12 @@ impl TcpState {
             TcpState::SynSent => "SYN-SENT",
             TcpState::SynRecv => "SYN-RECV",
             TcpState::Established => "ESTAB",
-            TcpState::FinWait => "FIN-WAIT-1",
+            TcpState::FinWait1 => "FIN-WAIT-1",
+            TcpState::FinWait2 => "FIN-WAIT-2",
+            TcpState::CloseWait => "CLOSE-WAIT",
+            TcpState::Closing => "CLOSING",
+            TcpState::LastAck => "LAST-ACK",
+            TcpState::TimeWait => "TIME-WAIT",
         }
     }
 }
@@ -331,7 +346,16 @@ impl Endpoint {
         &self.cfg
     }
     pub fn is_established(&self) -> bool {
-        matches!(self.state, TcpState::Established | TcpState::FinWait)
+        matches!(
+            self.state,
+            TcpState::Established
+                | TcpState::FinWait1
+                | TcpState::FinWait2
+                | TcpState::CloseWait
+                | TcpState::Closing
+                | TcpState::LastAck
+                | TcpState::TimeWait
+        )
     }
 
     /// Bytes the application has written that are not yet acknowledged or not yet sent.

@@ -61,8 +61,7 @@ impl Endpoint {
     /// the whole segment must be discarded (it acknowledges data never sent).
     pub(crate) fn tcp_ack(&mut self, seg: &Segment, out: &mut Vec<Segment>) -> bool {
         let prior_snd_una = self.sk.snd_una;
-        let prior_fack =
-            if self.sack_ok && after(self.highest_sack, prior_snd_una) { self.highest_sack } else { prior_snd_una };
+        let prior_fack = if self.sack_ok { self.highest_sack_seq() } else { prior_snd_una };
         let prior_packets = self.sk.packets_out;
         let prior_delivered = self.sk.delivered;
         let prior_lost = self.lost;
@@ -118,7 +117,7 @@ impl Endpoint {
             }
             return true;
         }
-        flag |= self.clean_rtx_queue(prior_snd_una, flag & FLAG_ECE != 0, &mut st);
+        flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
         self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
@@ -218,7 +217,7 @@ impl Endpoint {
         flag |= std::mem::take(&mut st.flag);
         if let Some(r) = st.reord {
             if before(r, prior_fack) {
-                self.check_sack_reordering(r, prior_fack);
+                self.check_sack_reordering(r);
             }
         }
         flag
@@ -275,8 +274,12 @@ impl Endpoint {
         sacked
     }
 
-    /// `tcp_check_sack_reordering`.
-    fn check_sack_reordering(&mut self, low_seq: u32, fack: u32) {
+    /// `tcp_check_sack_reordering`: data below the highest SACKed sequence arrived late.
+    fn check_sack_reordering(&mut self, low_seq: u32) {
+        let fack = self.highest_sack_seq();
+        if !before(low_seq, fack) {
+            return;
+        }
         let mss = self.sk.mss_cache.max(1);
         let metric = fack.wrapping_sub(low_seq);
         if metric > self.reordering * mss {
@@ -285,8 +288,17 @@ impl Endpoint {
         self.rack_reord = true;
     }
 
+    /// `tcp_highest_sack_seq`: the end of the highest SACKed segment (snd_una without SACKs).
+    fn highest_sack_seq(&self) -> u32 {
+        if self.sacked_out == 0 {
+            self.sk.snd_una
+        } else {
+            self.highest_sack
+        }
+    }
+
     /// `tcp_clean_rtx_queue`: drop what the cumulative ACK covers; RTT sample; `pkts_acked`.
-    fn clean_rtx_queue(&mut self, _prior_snd_una: u32, ece: bool, st: &mut SackState) -> u32 {
+    fn clean_rtx_queue(&mut self, prior_fack: u32, ece: bool, st: &mut SackState) -> u32 {
         let now = self.now.ns();
         let mut flag = 0u32;
         let mut first_ackt = UNSET;
@@ -327,6 +339,15 @@ impl Endpoint {
             self.sk.packets_out -= 1;
             pkts_acked += 1;
             self.rate_skb_delivered(0, st);
+            if s.tcp_flags & TcpFlags::FIN != 0 {
+                // Our FIN is acknowledged (tcp_rcv_state_process).
+                self.state = match self.state {
+                    TcpState::FinWait1 => TcpState::FinWait2,
+                    TcpState::Closing => TcpState::TimeWait,
+                    TcpState::LastAck => TcpState::Closed,
+                    other => other,
+                };
+            }
             if s.tcp_flags & TcpFlags::SYN == 0 {
                 flag |= FLAG_DATA_ACKED;
                 let bytes = s.end_seq.wrapping_sub(s.seq) - (s.tcp_flags & TcpFlags::FIN != 0) as u32;
@@ -361,9 +382,9 @@ impl Endpoint {
             if self.is_reno() {
                 self.remove_reno_sacks(pkts_acked, ece);
             } else if let Some(r) = reord {
-                // Only a cumulative ACK of never-SACKed data below fack indicates reordering.
-                if self.sacked_out > 0 && before(r, self.highest_sack) && self.sk.ca_state < CaState::Recovery {
-                    let _ = r;
+                // A hole filled by an original (never retransmitted) transmission: reordering.
+                if before(r, prior_fack) {
+                    self.check_sack_reordering(r);
                 }
             }
         }
@@ -602,8 +623,7 @@ impl Endpoint {
     /// `tcp_try_undo_partial`.
     fn try_undo_partial(&mut self, prior_snd_una: u32) -> bool {
         if self.undo_marker != 0 && self.packet_delayed() {
-            let fack = self.highest_sack.max_seq(self.sk.snd_una);
-            self.check_sack_reordering(prior_snd_una, fack);
+            self.check_sack_reordering(prior_snd_una);
             if self.retrans_out > 0 {
                 return true;
             }

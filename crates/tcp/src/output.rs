@@ -68,7 +68,7 @@ impl Endpoint {
             if self.unsent == 0 && self.fin_queued && !self.fin_sent {
                 flags |= TcpFlags::FIN;
                 self.fin_sent = true;
-                self.state = TcpState::FinWait;
+                self.state = if self.state == TcpState::CloseWait { TcpState::LastAck } else { TcpState::FinWait1 };
             }
             let end_seq = seq.wrapping_add(len).wrapping_add((flags & TcpFlags::FIN != 0) as u32);
             let prior_packets = self.sk.packets_out;

@@ -105,12 +105,32 @@ impl Endpoint {
             }
             self.sack_remove();
             if fin {
-                // tcp_fin: ACK the FIN, and the connection turns interactive.
-                self.schedule_ack();
-                self.ack.pingpong = PINGPONG_THRESH;
+                self.tcp_fin(out);
             }
         } else {
             self.data_queue_ofo(seq, end, seg, out);
+        }
+    }
+
+    /// `tcp_fin`: the peer closed its direction.
+    fn tcp_fin(&mut self, out: &mut Vec<Segment>) {
+        self.schedule_ack();
+        match self.state {
+            TcpState::SynRecv | TcpState::Established => {
+                // CLOSE_WAIT, and the connection turns interactive (delayed ACK for the FIN).
+                self.state = TcpState::CloseWait;
+                self.ack.pingpong = PINGPONG_THRESH;
+            }
+            TcpState::FinWait1 => {
+                // Simultaneous close: ACK the FIN at once.
+                self.send_ack(out);
+                self.state = TcpState::Closing;
+            }
+            TcpState::FinWait2 => {
+                self.send_ack(out);
+                self.state = TcpState::TimeWait;
+            }
+            _ => {}
         }
     }
 
