@@ -76,6 +76,8 @@ pub(crate) enum XmitTimer {
     ReoTimeout,
     /// `ICSK_TIME_LOSS_PROBE`.
     LossProbe,
+    /// `ICSK_TIME_PROBE0`: the zero-window (persist) probe.
+    Probe0,
 }
 
 /// `icsk_ack.pending` bits.

@@ -115,6 +115,9 @@ impl Endpoint {
             if flag & FLAG_DSACKING_ACK != 0 {
                 self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
             }
+            if self.unsent > 0 {
+                self.ack_probe();
+            }
             return true;
         }
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);

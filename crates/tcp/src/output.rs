@@ -115,6 +115,11 @@ impl Endpoint {
         if sent > 0 && push_one != 2 {
             self.schedule_loss_probe(false);
         }
+        // Nothing in flight and data held back (by the peer's window): tcp_check_probe_timer.
+        if sent == 0 && push_one == 0 && self.sk.packets_out == 0 && self.unsent > 0 && self.xmit_timer.is_none() {
+            let base = self.probe0_base();
+            self.xmit_timer = Some((self.now + base, XmitTimer::Probe0));
+        }
     }
 
     /// `tcp_rate_skb_sent`: the first packet after an idle period restarts the delivery clock.
@@ -380,6 +385,17 @@ impl Endpoint {
         out.push(Segment { seq, ack: rcv_nxt, len: 0, flags: TcpFlags(flags), win, ecn, opts });
         self.stats.segs_out += 1;
         self.event_ack_sent(rcv_nxt);
+    }
+
+    /// `tcp_xmit_probe_skb(sk, 0)`: a bare ACK with seq = snd_una - 1, which the peer must
+    /// answer with an ACK carrying its current window.
+    pub(crate) fn send_probe_skb(&mut self, out: &mut Vec<Segment>) {
+        let before_len = out.len();
+        let r = self.sk.rcv_nxt;
+        self.send_ack_for(r, None, out);
+        if let Some(seg) = out.get_mut(before_len) {
+            seg.seq = self.sk.snd_una.wrapping_sub(1);
+        }
     }
 
     /// `tcp_send_ack`.

@@ -78,6 +78,7 @@ impl Endpoint {
                     XmitTimer::Retrans => self.retransmit_timer(out),
                     XmitTimer::ReoTimeout => self.rack_reo_timeout(out),
                     XmitTimer::LossProbe => self.send_loss_probe(out),
+                    XmitTimer::Probe0 => self.probe_timer(out),
                 }
             }
         }

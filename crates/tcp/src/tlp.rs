@@ -14,6 +14,62 @@ use ccsim_engine::SimTime;
 const TIMEOUT_MIN_US: u64 = 2_000;
 
 impl Endpoint {
+    /// `tcp_probe0_base`: max(RTO, rto_min).
+    pub(crate) fn probe0_base(&self) -> SimTime {
+        self.rto.max(self.cfg.rto_min)
+    }
+
+    /// `tcp_probe0_when`: the base, backed off, at most rto_max.
+    fn probe0_when(&self) -> SimTime {
+        let mut t = self.probe0_base();
+        for _ in 0..self.backoff.min(31) {
+            t = SimTime(t.ns().saturating_mul(2));
+        }
+        t.min(self.cfg.rto_max)
+    }
+
+    /// The next new segment fits in the peer's window (`tcp_snd_wnd_test` for the send head).
+    fn head_fits_window(&self) -> bool {
+        let len = self.unsent.min(self.sk.mss_cache as u64) as u32;
+        !after(self.sk.snd_nxt.wrapping_add(len), self.sk.snd_una.wrapping_add(self.snd_wnd))
+    }
+
+    /// `tcp_ack_probe`: an ACK while nothing is in flight; stop probing once the window opened.
+    pub(crate) fn ack_probe(&mut self) {
+        if self.head_fits_window() {
+            self.backoff = 0;
+            if matches!(self.xmit_timer, Some((_, XmitTimer::Probe0))) {
+                self.xmit_timer = None;
+            }
+        } else {
+            let when = self.probe0_when();
+            self.xmit_timer = Some((self.now + when, XmitTimer::Probe0));
+        }
+    }
+
+    /// `tcp_probe_timer` / `tcp_send_probe0`: probe a zero window with a segment one byte below
+    /// snd_una (`tcp_xmit_probe_skb`), or send new data if the window opened
+    /// (`tcp_write_wakeup`); back off exponentially.
+    pub(crate) fn probe_timer(&mut self, out: &mut Vec<Segment>) {
+        if self.sk.packets_out > 0 || self.unsent == 0 {
+            return;
+        }
+        if before(self.sk.snd_nxt, self.sk.snd_una.wrapping_add(self.snd_wnd)) {
+            self.write_xmit(1, out);
+        } else {
+            self.send_probe_skb(out);
+        }
+        if self.sk.packets_out > 0 || self.unsent == 0 {
+            self.backoff = 0;
+            return;
+        }
+        if self.backoff < 15 {
+            self.backoff += 1; // tcp_retries2
+        }
+        let when = self.probe0_when();
+        self.xmit_timer = Some((self.now + when, XmitTimer::Probe0));
+    }
+
     /// `tcp_schedule_loss_probe`: arm the probe timer instead of the RTO where allowed.
     pub(crate) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
         if !self.cfg.tlp
