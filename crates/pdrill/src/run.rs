@@ -106,8 +106,9 @@ fn apply_shell(cfg: &mut TcpConfig, text: &str, dir: &Path, ignored: &mut Vec<St
             ignored.push(line.to_string());
             continue;
         };
-        // `sysctl -q a=b c=d`, possibly quoted values with spaces (tcp_rmem="4096 ...").
-        let joined = assigns.join(" ");
+        // `sysctl -q a=b c=d`, possibly quoted values with spaces (tcp_rmem="4096 ..."), and
+        // shell arithmetic such as $((15*1024*1024)).
+        let joined = shell_arith(&assigns.join(" "));
         for (k, v) in split_assignments(&joined) {
             let key = k.trim_start_matches("/proc/sys/").replace('/', ".");
             let name = key.trim_start_matches("net.ipv4.");
@@ -116,6 +117,32 @@ fn apply_shell(cfg: &mut TcpConfig, text: &str, dir: &Path, ignored: &mut Vec<St
             }
         }
     }
+}
+
+/// Expand `$((a*b+c))` integer arithmetic (products and sums of integers) as the shell would.
+fn shell_arith(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("$((") {
+        out.push_str(&rest[..i]);
+        let Some(j) = rest[i + 3..].find("))") else { break };
+        let expr = &rest[i + 3..i + 3 + j];
+        let value: Option<i64> = expr
+            .split('+')
+            .map(|term| {
+                term.split('*')
+                    .map(|f| f.trim().parse::<i64>().ok())
+                    .try_fold(1i64, |a, f| f.and_then(|f| a.checked_mul(f)))
+            })
+            .try_fold(0i64, |a, t| t.and_then(|t| a.checked_add(t)));
+        match value {
+            Some(v) => out.push_str(&v.to_string()),
+            None => out.push_str(&rest[i..i + 3 + j + 2]),
+        }
+        rest = &rest[i + 3 + j + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn split_assignments(s: &str) -> Vec<(String, String)> {
