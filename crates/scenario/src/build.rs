@@ -46,12 +46,16 @@ fn cc_kind(v: &str, field: &str) -> Result<CcKind> {
     })
 }
 
-fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
-    let ecn = match one_of(&t.ecn, "tcp.ecn", &["off", "on", "passive"])? {
+fn ecn_mode(v: &str, field: &str) -> Result<EcnMode> {
+    Ok(match one_of(v, field, &["off", "on", "passive"])? {
         "off" => EcnMode::Off,
         "on" => EcnMode::On,
         _ => EcnMode::Passive,
-    };
+    })
+}
+
+fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
+    let ecn = ecn_mode(&t.ecn, "tcp.ecn")?;
     if !(88..=65535).contains(&t.mss) {
         return Err(Error::new("tcp.mss", format!("{} is out of range; allowed 88..=65535", t.mss)));
     }
@@ -362,7 +366,20 @@ pub fn build(s: &Scenario) -> Result<Built> {
             Some(c) => cc_kind(c, &format!("{field}.cc"))?,
             None => default_cc,
         };
-        let tcp = tcp_config(&s.tcp, cc)?;
+        let mut client = tcp_config(&s.tcp, cc)?;
+        if let Some(e) = &f.ecn {
+            client.ecn = ecn_mode(e, &format!("{field}.ecn"))?;
+        }
+        if let Some(b) = f.syn_ect {
+            client.syn_ect = b;
+        }
+        let mut server = client.clone();
+        if let Some(c) = &f.server_cc {
+            server.cc = cc_kind(c, &format!("{field}.server_cc"))?;
+        }
+        if let Some(e) = &f.server_ecn {
+            server.ecn = ecn_mode(e, &format!("{field}.server_ecn"))?;
+        }
         let start = duration(&f.start, &format!("{field}.start"), false)?;
         let kind = match one_of(&f.kind, &format!("{field}.kind"), &["bulk", "transfer"])? {
             "bulk" => {
@@ -417,8 +434,8 @@ pub fn build(s: &Scenario) -> Result<Built> {
                 dst,
                 start,
                 kind: kind.clone(),
-                client: tcp.clone(),
-                server: tcp.clone(),
+                client: client.clone(),
+                server: server.clone(),
                 dscp: f.dscp,
                 mark: f.mark,
                 src_port: 40000u16.wrapping_add(n),

@@ -50,6 +50,8 @@ pub struct FlowSummary {
     pub cwr_events: u64,
     /// Transfer completion time in seconds (transfers that finished), else null.
     pub completion_s: Option<f64>,
+    /// When the handshake completed (seconds since the start of the run), else null.
+    pub established_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -154,6 +156,7 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
                 fast_recoveries: r.fast_recoveries,
                 cwr_events: r.cwr_events,
                 completion_s: r.completion.map(|t| round6(t.secs_f64())),
+                established_s: r.established.map(|t| round6(t.secs_f64())),
             }
         })
         .collect();

@@ -301,6 +301,18 @@ pub struct Flow {
     /// Congestion control of this flow (default: `tcp.cc`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<String>,
+    /// `tcp_ecn` of the sending side (default: `tcp.ecn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<String>,
+    /// ECT on the SYN when the CC needs ECN (default: `tcp.syn_ect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_ect: Option<bool>,
+    /// Congestion control and `tcp_ecn` of the receiving (server) side (defaults: the flow's
+    /// `cc` and `ecn`), e.g. a DCTCP sender facing a classic-ECN receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ecn: Option<String>,
     /// DSCP of the flow's packets (default 0).
     #[serde(default)]
     pub dscp: u8,

@@ -1,0 +1,228 @@
+//! `ccsim reproduce`: the catalog of seed experiments. Each entry runs its scenarios, sets
+//! ccsim's figures beside the seed's, and gives an honest verdict per metric: `reproduced`
+//! (within the stated tolerance), `shape` (the seed's qualitative claim holds), or
+//! `not reproduced` (with the reason).
+
+mod convergence;
+mod incast;
+mod mininet;
+mod synect;
+
+use crate::{take_flag, take_opt};
+use ccsim_scenario::{self as scenario, Outcome, Scenario};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One scorecard row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub experiment: String,
+    pub metric: String,
+    pub seed: String,
+    pub ccsim: String,
+    /// "reproduced", "shape" or "not reproduced".
+    pub verdict: String,
+    pub note: String,
+}
+
+impl Row {
+    /// A row whose verdict is `kind` when `ok`, else "not reproduced".
+    pub fn new(
+        exp: &str,
+        metric: &str,
+        seed: impl Into<String>,
+        ccsim: impl Into<String>,
+        ok: bool,
+        kind: &str,
+        note: impl Into<String>,
+    ) -> Row {
+        Row {
+            experiment: exp.into(),
+            metric: metric.into(),
+            seed: seed.into(),
+            ccsim: ccsim.into(),
+            verdict: if ok { kind.into() } else { "not reproduced".into() },
+            note: note.into(),
+        }
+    }
+}
+
+/// What an experiment produced: scorecard rows and an HTML section (figures, tables).
+pub struct ExpOutput {
+    pub rows: Vec<Row>,
+    pub html: String,
+}
+
+/// Where and how an experiment runs.
+pub struct Ctx {
+    pub quick: bool,
+    pub out: PathBuf,
+}
+
+impl Ctx {
+    /// Parse, build, run a scenario given as TOML text and write its results directory.
+    pub fn run(&self, exp: &str, label: &str, toml: &str) -> Result<Outcome, String> {
+        let s: Scenario = scenario::parse(toml, &format!("catalog:{exp}/{label}")).map_err(|x| x.to_string())?;
+        let built = scenario::build(&s).map_err(|x| x.in_file(&format!("catalog:{exp}/{label}")).to_string())?;
+        let t0 = std::time::Instant::now();
+        let o = scenario::run_built(built, |_, _| {});
+        eprintln!("  {exp}/{label}: {:.1} s simulated in {:.1} s", o.summary.duration_s, t0.elapsed().as_secs_f64());
+        let dir = self.out.join(exp).join(label);
+        scenario::write_results(&o, &scenario::resolved_toml(&s), &dir)
+            .map_err(|x| format!("{}: {x}", dir.display()))?;
+        Ok(o)
+    }
+}
+
+struct Experiment {
+    name: &'static str,
+    title: &'static str,
+    source: &'static str,
+    /// Parameters the seed leaves unstated and how ccsim chose them.
+    setup: &'static str,
+    run: fn(&Ctx) -> Result<ExpOutput, String>,
+}
+
+const CATALOG: &[Experiment] = &[
+    Experiment {
+        name: mininet::NAME,
+        title: "DCTCP keeps the queue small at full throughput (Mininet-HiFi reproduction)",
+        source: "mininet-hifi-dctcp-reproduction.txt; analysis: Alizadeh et al., SIGCOMM 2010 §3.3",
+        setup: mininet::SETUP,
+        run: mininet::run,
+    },
+    Experiment {
+        name: incast::NAME,
+        title: "19-to-1 incast at 10 Gb/s: timeouts, throughput and latency, CUBIC vs DCTCP (Linux DCTCP merge commit)",
+        source: "linux-dctcp-commits.txt, commit e3118e8359",
+        setup: incast::SETUP,
+        run: incast::run,
+    },
+    Experiment {
+        name: convergence::NAME,
+        title: "Convergence and stability of two flows at 10 Gb/s, CUBIC vs DCTCP (Linux DCTCP merge commit)",
+        source: "linux-dctcp-commits.txt, commit e3118e8359",
+        setup: convergence::SETUP,
+        run: convergence::run,
+    },
+    Experiment {
+        name: synect::NAME,
+        title: "Connection probability of a DCTCP connection whose SYN is not ECT (Linux DCTCP merge commit)",
+        source: "linux-dctcp-commits.txt, commit e3118e8359",
+        setup: synect::SETUP,
+        run: synect::run,
+    },
+];
+
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// An HTML table from a header and rows of cells.
+pub fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut t = String::from("<table><tr>");
+    for h in header {
+        t.push_str(&format!("<th>{}</th>", html_escape(h)));
+    }
+    t.push_str("</tr>\n");
+    for r in rows {
+        t.push_str("<tr>");
+        for c in r {
+            t.push_str(&format!("<td>{}</td>", html_escape(c)));
+        }
+        t.push_str("</tr>\n");
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+pub fn figure(title: &str, svg: String) -> String {
+    format!("<figure>{svg}<figcaption>{}</figcaption></figure>\n", html_escape(title))
+}
+
+fn write_report(out: &Path, quick: bool, rows: &[Row], sections: &str) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|x| format!("{}: {x}", out.display()))?;
+    let mut table = String::from(
+        "<table><tr><th>experiment</th><th>metric</th><th>seed</th><th>ccsim</th><th>verdict</th><th>note</th></tr>\n",
+    );
+    for r in rows {
+        table.push_str(&format!(
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            r.verdict.replace(' ', "-"),
+            html_escape(&r.experiment),
+            html_escape(&r.metric),
+            html_escape(&r.seed),
+            html_escape(&r.ccsim),
+            html_escape(&r.verdict),
+            html_escape(&r.note)
+        ));
+    }
+    table.push_str("</table>\n");
+    let mode = if quick {
+        "<p><b>Quick mode:</b> shortened runs (for tests and CI); figures are indicative, verdicts may differ from full runs.</p>"
+    } else {
+        ""
+    };
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>ccsim reproduce</title><style>body{{font-family:sans-serif;max-width:1050px;margin:auto}}table{{border-collapse:collapse;margin:0.5em 0}}td,th{{border:1px solid #ccc;padding:3px 7px;font-size:13px}}tr.not-reproduced td{{background:#fdd}}tr.shape td{{background:#eef}}figure{{margin:1em 0}}</style></head><body><h1>ccsim reproduce: scorecard</h1>{mode}{table}{sections}</body></html>\n"
+    );
+    std::fs::write(out.join("report.html"), html).map_err(|x| format!("{}: {x}", out.display()))
+}
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let mut args = args.to_vec();
+    let quick = take_flag(&mut args, "--quick");
+    let json = take_flag(&mut args, "--json");
+    let list = take_flag(&mut args, "--list");
+    let out = PathBuf::from(take_opt(&mut args, "--out")?.unwrap_or_else(|| "results/reproduce".into()));
+    if list {
+        for e in CATALOG {
+            println!("{:<16} {}", e.name, e.title);
+        }
+        return Ok(());
+    }
+    if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
+        return Err(format!("unknown option `{a}` for reproduce"));
+    }
+    let selected: Vec<&Experiment> = if args.is_empty() {
+        CATALOG.iter().collect()
+    } else {
+        args.iter()
+            .map(|n| {
+                CATALOG.iter().find(|e| e.name == n).ok_or_else(|| {
+                    format!(
+                        "unknown experiment `{n}`; known: {}",
+                        CATALOG.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let ctx = Ctx { quick, out: out.clone() };
+    let mut rows = Vec::new();
+    let mut sections = String::new();
+    for e in selected {
+        eprintln!("reproduce {}: {}", e.name, e.title);
+        let r = (e.run)(&ctx)?;
+        sections.push_str(&format!(
+            "<h2>{}</h2>\n<p>{}<br>Source: {}<br>Setup: {}</p>\n",
+            html_escape(e.name),
+            html_escape(e.title),
+            html_escape(e.source),
+            html_escape(e.setup)
+        ));
+        sections.push_str(&r.html);
+        rows.extend(r.rows);
+    }
+    write_report(&out, quick, &rows, &sections)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+    } else {
+        println!("{:<14} {:<40} {:>12}  {:<15} seed", "experiment", "metric", "ccsim", "verdict");
+        for r in &rows {
+            println!("{:<14} {:<40} {:>12}  {:<15} {}", r.experiment, r.metric, r.ccsim, r.verdict, r.seed);
+        }
+        eprintln!("report: {}", out.join("report.html").display());
+    }
+    Ok(())
+}
