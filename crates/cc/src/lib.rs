@@ -1,5 +1,9 @@
 //! Congestion control for ccsim, shaped like Linux's `struct tcp_congestion_ops`.
 //!
+//! Besides the Linux modules (Reno, CUBIC, DCTCP) there is FreeBSD's DCTCP (`cc_dctcp.c`),
+//! mapped onto the same hooks; the few places where FreeBSD's stack acts differently from
+//! Linux's are opt-in flags in [`Sock`] and [`CongestionOps::handles_ece`].
+//!
 //! A module sees only [`Sock`], the narrow part of the socket that Linux CC modules read and
 //! write (cwnd, ssthresh, sequence numbers, delivery counters, RTT, ECN flags), never the whole
 //! endpoint. Each algorithm lives in its own file and implements [`CongestionOps`]; the endpoint
@@ -8,11 +12,13 @@
 
 mod cubic;
 mod dctcp;
+mod freebsd_dctcp;
 mod reno;
 mod sock;
 
 pub use cubic::{Cubic, CubicParams};
 pub use dctcp::{Dctcp, DctcpParams};
+pub use freebsd_dctcp::{FreebsdDctcp, FreebsdDctcpParams};
 pub use reno::{tcp_cong_avoid_ai, tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, tcp_slow_start, Reno};
 pub use sock::{AckSample, CaState, RateSample, Sock};
 
@@ -79,6 +85,13 @@ pub trait CongestionOps {
         false
     }
     fn cong_control(&mut self, _sk: &mut Sock, _rs: &RateSample) {}
+    /// The module answers ECN-Echo itself, in `in_ack_event` (`flags.ece`): it sets `snd_cwnd`
+    /// and `snd_ssthresh` at once and asks for CWR through [`Sock::queue_cwr`], so the stack
+    /// does not enter `TCP_CA_CWR` (no `tcp_enter_cwr`, no PRR) on ECE. No Linux module does;
+    /// FreeBSD DCTCP does (`dctcp_cong_signal(CC_ECN)`: cwnd = ssthresh, no PRR).
+    fn handles_ece(&self) -> bool {
+        false
+    }
     /// `.set_state`: called before `ca_state` changes to `new` (`sk.ca_state` is still the old one).
     fn set_state(&mut self, _sk: &mut Sock, _new: CaState) {}
     /// `.cwnd_event`.
@@ -101,15 +114,18 @@ pub enum CcKind {
     Reno,
     Cubic,
     Dctcp,
+    /// FreeBSD's DCTCP (`sys/netinet/cc/cc_dctcp.c`).
+    FreebsdDctcp,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 3] = [CcKind::Reno, CcKind::Cubic, CcKind::Dctcp];
+    pub const ALL: [CcKind; 4] = [CcKind::Reno, CcKind::Cubic, CcKind::Dctcp, CcKind::FreebsdDctcp];
     pub fn name(self) -> &'static str {
         match self {
             CcKind::Reno => "reno",
             CcKind::Cubic => "cubic",
             CcKind::Dctcp => "dctcp",
+            CcKind::FreebsdDctcp => "freebsd-dctcp",
         }
     }
     pub fn from_name(s: &str) -> Option<CcKind> {
@@ -122,6 +138,8 @@ impl CcKind {
 pub struct CcParams {
     pub cubic: CubicParams,
     pub dctcp: DctcpParams,
+    /// `net.inet.tcp.cc.dctcp.*` for FreeBSD DCTCP.
+    pub freebsd_dctcp: FreebsdDctcpParams,
 }
 
 /// Enum dispatch over the algorithms (no trait objects on the per-ACK path).
@@ -130,6 +148,7 @@ pub enum Cc {
     Reno(Reno),
     Cubic(Cubic),
     Dctcp(Dctcp),
+    FreebsdDctcp(FreebsdDctcp),
 }
 
 impl Cc {
@@ -138,6 +157,7 @@ impl Cc {
             CcKind::Reno => Cc::Reno(Reno),
             CcKind::Cubic => Cc::Cubic(Cubic::new(params.cubic.clone())),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(params.dctcp.clone())),
+            CcKind::FreebsdDctcp => Cc::FreebsdDctcp(FreebsdDctcp::new(params.freebsd_dctcp.clone())),
         }
     }
 }
@@ -148,6 +168,7 @@ macro_rules! dispatch {
             Cc::Reno(c) => c.$m($($a),*),
             Cc::Cubic(c) => c.$m($($a),*),
             Cc::Dctcp(c) => c.$m($($a),*),
+            Cc::FreebsdDctcp(c) => c.$m($($a),*),
         }
     };
 }
@@ -173,6 +194,9 @@ impl CongestionOps for Cc {
     }
     fn cong_control(&mut self, sk: &mut Sock, rs: &RateSample) {
         dispatch!(self, cong_control, sk, rs)
+    }
+    fn handles_ece(&self) -> bool {
+        dispatch!(self, handles_ece)
     }
     fn set_state(&mut self, sk: &mut Sock, new: CaState) {
         dispatch!(self, set_state, sk, new)

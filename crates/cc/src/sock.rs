@@ -68,6 +68,18 @@ pub struct Sock {
     /// Request to send an ACK for the given sequence right away, with the ECE state at the time of
     /// the request (`__tcp_send_ack(sk, rcv_nxt)` from `dctcp_ece_ack_update`).
     pub send_ack_for: Option<(u32, bool)>,
+    /// Request to put CWR on the next new data segment (`tcp_ecn_queue_cwr`); the stack honours
+    /// and clears it after `in_ack_event`. Linux modules never set it (the stack queues CWR when
+    /// it enters CWR or Recovery itself); a module that `handles_ece` sets it with its own ECN
+    /// reduction, as FreeBSD's `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`.
+    pub queue_cwr: bool,
+    /// Receive side: keep delaying the ACK of a data segment that carries CWR, instead of
+    /// `tcp_ecn_accept_cwr`'s immediate ACK. Set by FreeBSD DCTCP (`dctcp_ecnpkt_handler`: "DCTCP
+    /// sets delayed ack when this segment sets the CWR flag"); false for every Linux module.
+    pub delack_on_cwr: bool,
+    /// Receive side, set by the stack: the data segment being processed carries CWR (FreeBSD
+    /// `CCF_TCPHDR_CWR`), readable during the `EcnIsCe` / `EcnNoCe` events.
+    pub rx_cwr: bool,
     /// Time of the last data transmission in nanoseconds (`tp->lsndtime`, which Linux keeps in
     /// jiffies). The stack updates it after raising `CaEvent::TxStart`, so during that event it
     /// still holds the previous send time (CUBIC uses it to skip idle periods).
@@ -102,6 +114,9 @@ impl Default for Sock {
             ack_timer_pending: false,
             ack_now: false,
             send_ack_for: None,
+            queue_cwr: false,
+            delack_on_cwr: false,
+            rx_cwr: false,
             lsndtime_ns: 0,
         }
     }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 mod pdrill;
 mod reproduce;
+mod ss;
 
 const USAGE: &str = "ccsim — Linux-faithful datacenter congestion control, simulated at packet level
 
@@ -18,6 +19,11 @@ usage:
   ccsim reproduce --list                        list the experiments
   ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--verbose]
                                                 run packetdrill scripts against ccsim's TCP
+  ccsim ss SCENARIO.toml --at TIME [--json] [FILTER...]
+                                                run to TIME (e.g. 2.5s), list the sockets as `ss -tin`;
+                                                FILTER: state STATE, exclude STATE, sport/dport = :N,
+                                                src/dst ADDR, dev = HOST, mark = 0xN[/0xM], cc NAME,
+                                                and/or/not ( ); hosts are 10.0.0.N in topology order
   ccsim help                                    this text
 ";
 
@@ -27,6 +33,7 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => cmd_check(&args[1..]),
         Some("reproduce") => reproduce::cmd(&args[1..]),
+        Some("ss") => ss::cmd(&args[1..]),
         Some("pdrill") => match pdrill::cmd(&args[1..]) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::spec::{self, Scenario};
 use crate::units::{bytes, duration, rate};
-use ccsim_cc::{CcKind, CcParams, CubicParams, DctcpParams};
+use ccsim_cc::{CcKind, CcParams, CubicParams, DctcpParams, FreebsdDctcpParams};
 use ccsim_engine::SimTime;
 use ccsim_net::NodeId;
 use ccsim_net::*;
@@ -78,13 +78,19 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
         ..CubicParams::default()
     };
     cubic.validate().map_err(|m| Error::new("tcp.cubic", m))?;
+    let f = &t.freebsd_dctcp;
+    let freebsd_dctcp = FreebsdDctcpParams { alpha: f.alpha, shift_g: f.shift_g, slowstart: f.slowstart };
+    freebsd_dctcp.validate().map_err(|m| Error::new("tcp.freebsd_dctcp", m))?;
     let rcvbuf = bytes(&t.rcvbuf, "tcp.rcvbuf")?;
     if rcvbuf > 1 << 30 {
         return Err(Error::new("tcp.rcvbuf", "at most 1GiB (window scale 14)"));
     }
     Ok(TcpConfig {
         cc,
-        cc_params: CcParams { cubic, dctcp },
+        cc_params: CcParams { cubic, dctcp, freebsd_dctcp },
+        // FreeBSD never sends an ECT SYN (and a Linux receiver refuses ECN to one unless its CC
+        // needs ECN).
+        syn_ect: t.syn_ect && cc != CcKind::FreebsdDctcp,
         advmss: t.mss,
         init_cwnd: t.init_cwnd,
         rto_min: duration(&t.rto_min, "tcp.rto_min", true)?,
@@ -92,7 +98,6 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
         delack_min: duration(&t.delack_min, "tcp.delack_min", true)?,
         delack_max: duration(&t.delack_max, "tcp.delack_max", true)?,
         ecn,
-        syn_ect: t.syn_ect,
         sack: t.sack,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,

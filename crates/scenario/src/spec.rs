@@ -55,7 +55,7 @@ impl Default for Run {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tcp {
-    /// Congestion control: "reno", "cubic" (default) or "dctcp".
+    /// Congestion control: "reno", "cubic" (default), "dctcp" or "freebsd-dctcp".
     #[serde(default = "d_cc")]
     pub cc: String,
     /// `net.ipv4.tcp_ecn`: "off", "on" or "passive" (default, Linux's 2).
@@ -106,6 +106,8 @@ pub struct Tcp {
     pub dctcp: DctcpSpec,
     #[serde(default)]
     pub cubic: CubicSpec,
+    #[serde(default)]
+    pub freebsd_dctcp: FreebsdDctcpSpec,
 }
 
 impl Default for Tcp {
@@ -128,6 +130,27 @@ pub struct DctcpSpec {
 impl Default for DctcpSpec {
     fn default() -> Self {
         DctcpSpec { shift_g: d_shift_g(), alpha_on_init: d_alpha() }
+    }
+}
+
+/// FreeBSD DCTCP (`net.inet.tcp.cc.dctcp.*`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreebsdDctcpSpec {
+    /// Initial alpha in 1/1024, 0..=1024 (default 1024).
+    #[serde(default = "d_alpha")]
+    pub alpha: u32,
+    /// EWMA gain 2^-shift_g, 0..=10 (default 4).
+    #[serde(default = "d_shift_g")]
+    pub shift_g: u32,
+    /// Halve cwnd and set alpha to 1024 on the first ECN event (default false).
+    #[serde(default)]
+    pub slowstart: bool,
+}
+
+impl Default for FreebsdDctcpSpec {
+    fn default() -> Self {
+        FreebsdDctcpSpec { alpha: d_alpha(), shift_g: d_shift_g(), slowstart: false }
     }
 }
 

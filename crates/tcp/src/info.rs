@@ -23,6 +23,12 @@ pub struct TcpInfo {
     pub rcv_mss: u32,
     pub snd_wscale: u8,
     pub rcv_wscale: u8,
+    /// Window scaling was negotiated (`TCPI_OPT_WSCALE`).
+    pub wscale_ok: bool,
+    /// Bytes sent and not yet acknowledged plus bytes written and not yet sent, counting SYN and
+    /// FIN as one each (`idiag_wqueue` = write_seq - snd_una, ss's Send-Q); an endless bulk source
+    /// counts only what it has sent.
+    pub wqueue: u64,
     pub unacked: u32,
     pub sacked: u32,
     pub lost: u32,
@@ -35,6 +41,9 @@ pub struct TcpInfo {
     pub bytes_acked: u64,
     pub bytes_received: u64,
     pub bytes_retrans: u64,
+    pub bytes_sent: u64,
+    pub segs_out: u64,
+    pub segs_in: u64,
     pub data_segs_out: u64,
     pub data_segs_in: u64,
     pub rto_count: u64,
@@ -62,6 +71,11 @@ impl Endpoint {
             rcv_mss: self.ack.rcv_mss,
             snd_wscale: self.snd_wscale,
             rcv_wscale: self.rcv_wscale,
+            wscale_ok: self.cfg.window_scaling && self.snd_wscale_seen,
+            wqueue: self.rtx.iter().map(|s| s.end_seq.wrapping_sub(s.seq) as u64).sum::<u64>()
+                // An endless source starts at u64::MAX and counts down as it sends.
+                + if self.unsent >= u64::MAX / 2 { 0 } else { self.unsent }
+                + (self.fin_queued && !self.fin_sent) as u64,
             unacked: sk.packets_out,
             sacked: self.sacked_out,
             lost: self.lost_out,
@@ -74,6 +88,9 @@ impl Endpoint {
             bytes_acked: self.stats.bytes_acked,
             bytes_received: self.stats.bytes_received,
             bytes_retrans: self.stats.bytes_retrans,
+            bytes_sent: self.stats.bytes_sent,
+            segs_out: self.stats.segs_out,
+            segs_in: self.stats.segs_in,
             data_segs_out: self.stats.data_segs_out,
             data_segs_in: self.stats.data_segs_in,
             rto_count: self.stats.rto_count,

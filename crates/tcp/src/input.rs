@@ -111,7 +111,7 @@ impl Endpoint {
         }
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
-            self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
+            self.in_ack_event(flag);
             if flag & FLAG_DSACKING_ACK != 0 {
                 self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
             }
@@ -121,7 +121,7 @@ impl Endpoint {
             return true;
         }
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
-        self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
+        self.in_ack_event(flag);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
         }
@@ -145,6 +145,15 @@ impl Endpoint {
             self.xmit_retransmit_queue(out); // tcp_xmit_recovery
         }
         true
+    }
+
+    /// `tcp_in_ack_event`. A module that `handles_ece` may ask for CWR here (FreeBSD
+    /// `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`); Linux modules never do.
+    fn in_ack_event(&mut self, flag: u32) {
+        self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
+        if std::mem::take(&mut self.sk.queue_cwr) {
+            self.ecn_queue_cwr();
+        }
     }
 
     /// `tcp_ack_update_window`.
@@ -654,7 +663,9 @@ impl Endpoint {
         if !self.any_retrans_done() {
             self.retrans_stamp = 0;
         }
-        if flag & FLAG_ECE != 0 {
+        // A module that handles ECE has already cut cwnd in in_ack_event (FreeBSD
+        // dctcp_cong_signal(CC_ECN): cwnd = ssthresh, no CWR state, no PRR).
+        if flag & FLAG_ECE != 0 && !self.cc.handles_ece() {
             self.enter_cwr();
         }
         if self.sk.ca_state != CaState::Cwr {

@@ -73,24 +73,23 @@ impl Endpoint {
 
     /// `tcp_ack_update_rtt`: feed one RTT sample (sequence-based, or from the timestamp echo).
     pub(crate) fn ack_update_rtt(&mut self, seq_rtt_us: i64, ca_rtt_us: i64, acked: bool) -> bool {
-        let mut seq_rtt = seq_rtt_us;
-        let mut _ca_rtt = ca_rtt_us;
-        // RFC 7323: with no sequence sample, use the echoed timestamp on an ACK of new data.
+        let (mut seq_rtt, mut ca_rtt) = (seq_rtt_us, ca_rtt_us);
+        // RFC 7323: with no sequence sample, use the echoed timestamp on an ACK of new data
+        // (tcp_rtt_tsopt_us: millisecond clock, a 0 ms delta counts as 1 ms).
         if seq_rtt < 0 && acked {
-            if let Some(ecr) = self.rcv_tsecr {
-                if ecr != 0 {
-                    let delta_ms = self.ts_val().wrapping_sub(ecr) as i64;
-                    if delta_ms >= 0 {
-                        seq_rtt = delta_ms * 1000;
-                        _ca_rtt = seq_rtt;
-                    }
+            if let Some(ecr) = self.rcv_tsecr.filter(|&e| e != 0) {
+                let delta_ms = self.ts_val().wrapping_sub(ecr);
+                if delta_ms < i32::MAX as u32 / 1000 {
+                    seq_rtt = delta_ms.max(1) as i64 * 1000;
+                    ca_rtt = seq_rtt;
                 }
             }
         }
         if seq_rtt < 0 {
             return false;
         }
-        self.update_rtt_min(_ca_rtt.max(seq_rtt.min(_ca_rtt.max(0))).max(1));
+        // tcp_update_rtt_min takes the sample of the most recently sent packet.
+        self.update_rtt_min(if ca_rtt >= 0 { ca_rtt } else { seq_rtt });
         self.rtt_estimator(seq_rtt);
         self.set_rto();
         // RFC 6298 5.7: a valid RTT sample resets the backoff.
