@@ -20,6 +20,8 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
     assert_eq!(count("linux-incast"), 2 * (6 + 5 + 1 + 5) + 3);
     assert_eq!(count("linux-convergence"), 6);
     assert_eq!(count("linux-syn-ect"), 5 * 2 + 2);
+    assert_eq!(count("freebsd-bulk"), 8);
+    assert_eq!(count("freebsd-incast"), 2);
     for r in rows {
         for field in ["experiment", "metric", "seed", "ccsim", "verdict", "note"] {
             assert!(r[field].is_string(), "row lacks {field}: {r}");
@@ -34,6 +36,7 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
     assert_eq!(find("DCTCP much lower ping latency")["verdict"], "shape");
     assert_eq!(find("probability falls with competing flows (SYN not ECT)")["verdict"], "shape");
     assert_eq!(find("DCTCP: time to fair share after flow 2 starts")["verdict"], "shape");
+    assert_eq!(find("DCTCP and one-sided DCTCP beat NewReno on short-flow time, every size")["verdict"], "shape");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Quick mode") && html.matches("<svg").count() >= 8, "report lacks figures");
     let _ = std::fs::remove_dir_all(&out);

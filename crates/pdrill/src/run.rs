@@ -614,7 +614,10 @@ impl Runner {
             "read" | "recv" => {
                 let n =
                     Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "read: the byte count must be an integer"))?;
-                self.ep(ev)?.read(n.max(0) as u64) as i64
+                let mut v = Vec::new();
+                let got = self.ep(ev)?.read(now, n.max(0) as u64, &mut v) as i64;
+                self.collect(now, v);
+                got
             }
             "close" | "shutdown" => {
                 let mut v = Vec::new();
@@ -762,6 +765,8 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
             r.ignored.push(format!("--{}", o.name));
         }
     }
+    // The script's application reads only when it calls read().
+    r.cfg.auto_read = false;
     // Scripts run in packetdrill's standard environment (common/defaults.sh: tcp_rmem max 15 MiB,
     // hence window scale 8); their shell blocks change it further.
     r.cfg.rcvbuf = 15 * 1024 * 1024;

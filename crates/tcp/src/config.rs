@@ -54,6 +54,9 @@ pub struct TcpConfig {
     pub nodelay: bool,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` = 3, Linux's default).
     pub tlp: bool,
+    /// The application reads received data as soon as it arrives (a receiver blocked in
+    /// `read()`); otherwise data waits for [`Endpoint::read`](crate::Endpoint::read).
+    pub auto_read: bool,
 }
 
 impl Default for TcpConfig {
@@ -81,6 +84,7 @@ impl Default for TcpConfig {
             pacing_ca_ratio: 120,
             nodelay: false,
             tlp: true,
+            auto_read: true,
         }
     }
 }

@@ -54,6 +54,13 @@ impl Endpoint {
         self.data_queue(seg, out);
         self.push_pending_frames(out); // tcp_data_snd_check
         self.ack_snd_check(out);
+        // An application blocked in read() consumes new data at once (tcp_recvmsg ->
+        // tcp_cleanup_rbuf).
+        if self.cfg.auto_read && self.readable() > 0 {
+            let n = self.readable();
+            self.bytes_read += n;
+            self.cleanup_rbuf(n, out);
+        }
     }
 
     /// Options from a SYN or SYN-ACK (`tcp_parse_options` + `tcp_openreq_init`).

@@ -390,10 +390,13 @@ impl Endpoint {
     }
 
     /// `read()`: take up to `max` bytes of in-order received data; returns how many.
-    pub fn read(&mut self, max: u64) -> u64 {
+    /// Like `recvmsg`, reading may send an ACK at once (`tcp_cleanup_rbuf`).
+    pub fn read(&mut self, now: SimTime, max: u64, out: &mut Vec<Segment>) -> u64 {
+        self.set_now(now);
         let avail = self.stats.bytes_received - self.bytes_read;
         let n = avail.min(max);
         self.bytes_read += n;
+        self.cleanup_rbuf(n, out);
         n
     }
 

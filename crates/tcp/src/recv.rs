@@ -348,6 +348,23 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_cleanup_rbuf`: after the application read `copied` bytes, ACK at once if an ACK is
+    /// owed for more than one full segment, or if a small (pushed) segment was received and the
+    /// connection is not interactive.
+    pub(crate) fn cleanup_rbuf(&mut self, copied: u64, out: &mut Vec<Segment>) {
+        if self.ack.pending & ACK_SCHED == 0 {
+            return;
+        }
+        let p = self.ack.pending;
+        let time_to_ack = self.sk.rcv_nxt.wrapping_sub(self.rcv_wup) > self.ack.rcv_mss
+            || (copied > 0
+                && (p & ACK_PUSHED2 != 0 || (p & ACK_PUSHED != 0 && !self.in_pingpong_mode()))
+                && self.readable() == 0);
+        if time_to_ack {
+            self.send_ack(out);
+        }
+    }
+
     /// `tcp_send_delayed_ack`.
     fn send_delayed_ack(&mut self, out: &mut Vec<Segment>) {
         let delack_min = self.cfg.delack_min.ns();

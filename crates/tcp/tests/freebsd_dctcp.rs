@@ -254,7 +254,9 @@ const PEER_ISN: u32 = 3_000_000;
 /// mode used up by full-sized data: returns it with the time, the next peer sequence and no ACK
 /// pending.
 fn receiver(cc: CcKind) -> (Endpoint, SimTime, u32) {
-    let mut ep = Endpoint::listen(TcpConfig { cc, ecn: EcnMode::On, ..TcpConfig::default() }, ISS_B);
+    // No application reads (as in packetdrill): the ACK decisions are the stack's alone.
+    let cfg = TcpConfig { cc, ecn: EcnMode::On, auto_read: false, ..TcpConfig::default() };
+    let mut ep = Endpoint::listen(cfg, ISS_B);
     let mut out = Vec::new();
     let opts = TcpOptions { mss: Some(1000), sack_permitted: true, wscale: Some(7), ..TcpOptions::default() };
     let syn = Segment {

@@ -135,12 +135,13 @@ impl Peer {
 
     /// `socket()` + `bind()` + `listen()` (+ the `accept()` that returns the child later).
     fn server(cfg: TcpConfig) -> Peer {
-        Peer::new(Endpoint::listen(cfg, EP_ISN))
+        // As under packetdrill, the application reads only when the script says so.
+        Peer::new(Endpoint::listen(TcpConfig { auto_read: false, ..cfg }, EP_ISN))
     }
 
     /// `socket()` + `connect()` at time 0: the SYN is waiting to be matched.
     fn client(cfg: TcpConfig) -> Peer {
-        let mut p = Peer::new(Endpoint::client(cfg, EP_ISN));
+        let mut p = Peer::new(Endpoint::client(TcpConfig { auto_read: false, ..cfg }, EP_ISN));
         let mut out = Vec::new();
         p.ep.connect(SimTime::ZERO, &mut out);
         p.record(SimTime::ZERO, out);

@@ -4,6 +4,7 @@
 //! `not reproduced` (with the reason).
 
 mod convergence;
+mod freebsd;
 mod incast;
 mod mininet;
 mod synect;
@@ -104,6 +105,20 @@ const CATALOG: &[Experiment] = &[
         source: "linux-dctcp-commits.txt, commit e3118e8359",
         setup: convergence::SETUP,
         run: convergence::run,
+    },
+    Experiment {
+        name: freebsd::BULK,
+        title: "FreeBSD DCTCP: short transfers next to long flows, NewReno vs DCTCP vs one-sided DCTCP (BSDCan 2015)",
+        source: "freebsd-dctcp-bsdcan2015.txt",
+        setup: freebsd::SETUP,
+        run: freebsd::run_bulk,
+    },
+    Experiment {
+        name: freebsd::INCAST,
+        title: "FreeBSD DCTCP: 10 simultaneous transfers, NewReno vs DCTCP vs one-sided DCTCP (BSDCan 2015)",
+        source: "freebsd-dctcp-bsdcan2015.txt",
+        setup: freebsd::SETUP,
+        run: freebsd::run_incast,
     },
     Experiment {
         name: synect::NAME,
