@@ -47,8 +47,14 @@ impl SimTime {
     /// Time to serialise `bytes` on a link of `bps` bits per second, rounded up to a nanosecond.
     pub fn tx_time(bytes: u64, bps: u64) -> SimTime {
         debug_assert!(bps > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        SimTime(bits.div_ceil(bps as u128) as u64)
+        // bytes * 8e9 fits in 64 bits for anything below 2.3 GB (every packet); larger sizes
+        // take the 128-bit path.
+        if bytes < (1 << 31) {
+            SimTime((bytes * 8_000_000_000).div_ceil(bps))
+        } else {
+            let bits = bytes as u128 * 8 * 1_000_000_000;
+            SimTime(bits.div_ceil(bps as u128) as u64)
+        }
     }
 }
 

@@ -87,6 +87,12 @@ impl Endpoint {
                 continue;
             }
             if !Self::rack_sent_after(self.rack_mstamp, s.tx_ns, self.rack_end_seq, s.end_seq) {
+                // The queue is in sequence order; without retransmissions in flight it is also
+                // in send order, so nothing further can have been sent before RACK's packet (the
+                // early exit of Linux's walk over the time-sorted list).
+                if self.retrans_out == 0 {
+                    break;
+                }
                 continue;
             }
             let remaining = self.rack_skb_timeout(i, now_us, reo_wnd);
