@@ -70,31 +70,10 @@ const SEED_DCTCP: [(f64, f64, f64); 24] = [
 fn scenario(dctcp: bool, quick: bool) -> String {
     let (cc, dscp) = if dctcp { ("dctcp", 1) } else { ("cubic", 0) };
     let (dur, f2_start, f2_stop) = if quick { ("3s", "0.5s", "2.5s") } else { ("12s", "1s", "11s") };
+    let hosts = ["a".to_string(), "b".to_string(), "r".to_string()];
     format!(
         r#"description = "linux-convergence ({cc})"
-[run]
-seed = 1
-duration = "{dur}"
-l2_overhead = 38
-
-[tcp]
-cc = "{cc}"
-mss = 8960
-
-[queues.port]
-scheduler = "rr"
-classes = [
-  {{ name = "dctcp", dscp = [1], limit = 5000000, unit = "bytes", aqm = "step", k = 75000 }},
-  {{ name = "default", limit = 5000000, unit = "bytes" }},
-]
-
-[topology]
-type = "star"
-hosts = ["a", "b", "r"]
-rate = "10Gbps"
-delay = "5us"
-switch_queue = "port"
-
+{net}
 [[flows]]
 name = "flow1"
 src = "a"
@@ -112,7 +91,8 @@ dscp = {dscp}
 [record]
 queues = ["s->r"]
 interval = "500ms"
-"#
+"#,
+        net = super::linux_10g_star(1, dur, cc, &hosts),
     )
 }
 

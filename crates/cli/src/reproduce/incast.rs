@@ -19,34 +19,11 @@ pub const SETUP: &str = "20 hosts on one switch, 10 Gb/s links, one-way delay 5 
 const SENDERS: usize = 19;
 
 fn scenario(dctcp: bool, quick: bool) -> String {
-    let hosts: Vec<String> = (1..=SENDERS).map(|i| format!("\"h{i}\"")).chain(["\"r\"".to_string()]).collect();
+    let hosts: Vec<String> = (1..=SENDERS).map(|i| format!("h{i}")).chain(["r".to_string()]).collect();
     let (cc, dscp, ping_ecn) = if dctcp { ("dctcp", 1, "ect0") } else { ("cubic", 0, "not-ect") };
     let mut s = format!(
         r#"description = "linux-incast ({cc})"
-[run]
-seed = 1
-duration = "{dur}"
-l2_overhead = 38
-
-[tcp]
-cc = "{cc}"
-mss = 8960
-
-[queues.port]
-scheduler = "rr"
-classes = [
-  {{ name = "dctcp", dscp = [1], limit = 5000000, unit = "bytes", aqm = "step", k = 75000 }},
-  {{ name = "default", limit = 5000000, unit = "bytes" }},
-]
-
-[topology]
-type = "star"
-hosts = [{hosts}]
-switch = "s"
-rate = "10Gbps"
-delay = "5us"
-switch_queue = "port"
-
+{net}
 [[pings]]
 name = "ping"
 src = "h1"
@@ -61,9 +38,8 @@ queues = ["s->r"]
 interval = "10ms"
 warmup = "{warm}"
 "#,
-        dur = if quick { "2s" } else { "30s" },
+        net = super::linux_10g_star(1, if quick { "2s" } else { "30s" }, cc, &hosts),
         warm = if quick { "0.2s" } else { "1s" },
-        hosts = hosts.join(", "),
     );
     for i in 1..=SENDERS {
         s.push_str(&format!("\n[[flows]]\nname = \"h{i}\"\nsrc = \"h{i}\"\ndst = \"r\"\ndscp = {dscp}\n"));

@@ -129,6 +129,41 @@ const CATALOG: &[Experiment] = &[
     },
 ];
 
+/// The 10 Gb/s network of the Linux DCTCP merge commit's tests, as TOML: jumbo frames with
+/// Ethernet framing, and one switch whose ports hold a DCTCP class (DSCP 1, ECN marking above
+/// 75 KB) and a drop-tail default class, 5 MB each, served round robin. `hosts` are the star's
+/// hosts; the switch is `s`.
+pub fn linux_10g_star(seed: u64, duration: &str, cc: &str, hosts: &[String]) -> String {
+    let hosts: Vec<String> = hosts.iter().map(|h| format!("\"{h}\"")).collect();
+    format!(
+        r#"[run]
+seed = {seed}
+duration = "{duration}"
+l2_overhead = 38
+
+[tcp]
+cc = "{cc}"
+mss = 8960
+
+[queues.port]
+scheduler = "rr"
+classes = [
+  {{ name = "dctcp", dscp = [1], limit = 5000000, unit = "bytes", aqm = "step", k = 75000 }},
+  {{ name = "default", limit = 5000000, unit = "bytes" }},
+]
+
+[topology]
+type = "star"
+hosts = [{hosts}]
+switch = "s"
+rate = "10Gbps"
+delay = "5us"
+switch_queue = "port"
+"#,
+        hosts = hosts.join(", ")
+    )
+}
+
 pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

@@ -19,39 +19,13 @@ const SEED_MEAN: [f64; 5] = [1.0, 0.67, 0.45, 0.28, 0.0];
 const SEED_MEDIAN: [f64; 5] = [1.0, 0.65, 0.45, 0.25, 0.0];
 
 fn scenario(n: usize, syn_ect: bool, seed: u64, attempts: usize) -> String {
-    let mut hosts: Vec<String> = (1..=n).map(|i| format!("\"c{i}\"")).collect();
-    hosts.push("\"t\"".into());
-    hosts.push("\"r\"".into());
+    let mut hosts: Vec<String> = (1..=n).map(|i| format!("c{i}")).collect();
+    hosts.push("t".into());
+    hosts.push("r".into());
     let dur = 0.5 + attempts as f64 * 0.05 + 1.5;
     let mut s = format!(
-        r#"[run]
-seed = {seed}
-duration = "{dur}s"
-l2_overhead = 38
-
-[tcp]
-cc = "dctcp"
-mss = 8960
-
-[queues.port]
-scheduler = "rr"
-classes = [
-  {{ name = "dctcp", dscp = [1], limit = 5000000, unit = "bytes", aqm = "step", k = 75000 }},
-  {{ name = "default", limit = 5000000, unit = "bytes" }},
-]
-
-[topology]
-type = "star"
-hosts = [{hosts}]
-rate = "10Gbps"
-delay = "5us"
-switch_queue = "port"
-
-[record]
-queues = ["s->r"]
-series = false
-"#,
-        hosts = hosts.join(", ")
+        "{}\n[record]\nqueues = [\"s->r\"]\nseries = false\n",
+        super::linux_10g_star(seed, &format!("{dur}s"), "dctcp", &hosts)
     );
     for i in 1..=n {
         // Competitors start a few microseconds apart, shifted by the repetition's seed.
