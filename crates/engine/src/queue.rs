@@ -3,14 +3,14 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 struct Entry<E> {
-    time: SimTime,
-    seq: u64,
+    /// Time (high 64 bits) and insertion sequence (low 64 bits): one comparison orders both.
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -22,7 +22,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     // BinaryHeap is a max-heap: invert so the earliest (time, seq) pops first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -57,21 +57,22 @@ impl<E> EventQueue<E> {
     pub fn schedule(&mut self, time: SimTime, event: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let time = time.max(self.now);
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry { key: ((time.ns() as u128) << 64) | self.seq as u128, event });
         self.seq += 1;
     }
     /// Pop the next event if it is due at or before `limit`, advancing the clock to it.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        if self.heap.peek()?.time > limit {
+        if (self.heap.peek()?.key >> 64) as u64 > limit.ns() {
             return None;
         }
         let e = self.heap.pop()?;
-        self.now = e.time;
+        let time = SimTime((e.key >> 64) as u64);
+        self.now = time;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((time, e.event))
     }
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
     }
     /// Advance the clock without an event (used at the end of a run).
     pub fn advance_to(&mut self, t: SimTime) {
