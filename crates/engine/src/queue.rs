@@ -107,6 +107,27 @@ mod tests {
         assert_eq!(q.now(), SimTime(5));
     }
     #[test]
+    fn matches_a_sorted_reference_under_random_load() {
+        // Interleaved schedules and pops against a (time, seq)-sorted reference.
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut rng = crate::Rng::new(3, 0);
+        let mut seq = 0u64;
+        for _ in 0..20_000 {
+            if rng.below(3) < 2 {
+                let t = q.now().ns() + rng.below(50) as u64;
+                q.schedule(SimTime(t), seq);
+                reference.push((t, seq));
+                seq += 1;
+            } else if let Some((t, e)) = q.pop_until(SimTime::MAX) {
+                reference.sort();
+                let want = reference.remove(0);
+                assert_eq!((t.ns(), e), want);
+            }
+        }
+    }
+
+    #[test]
     fn pop_until_respects_limit() {
         let mut q = EventQueue::new();
         q.schedule(SimTime(10), ());
