@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod bench;
 mod pdrill;
 mod reproduce;
 mod ss;
@@ -24,6 +25,10 @@ usage:
                                                 FILTER: state STATE, exclude STATE, sport/dport = :N,
                                                 src/dst ADDR, dev = HOST, mark = 0xN[/0xM], cc NAME,
                                                 and/or/not ( ); hosts are 10.0.0.N in topology order
+  ccsim bench [NAME...] [--repeat N] [--json]   time the simulator on built-in scenarios (S1, S1-long,
+                                                S2, S3 by default; smoke): data packets per CPU-second,
+                                                events per packet, peak RSS; each run in its own process
+  ccsim bench --list                            list the benchmarks
   ccsim help                                    this text
 ";
 
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
         Some("check") => cmd_check(&args[1..]),
         Some("reproduce") => reproduce::cmd(&args[1..]),
         Some("ss") => ss::cmd(&args[1..]),
+        Some("bench") => bench::cmd(&args[1..]),
         Some("pdrill") => match pdrill::cmd(&args[1..]) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),

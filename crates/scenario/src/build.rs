@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::spec::{self, Scenario};
 use crate::units::{bytes, duration, rate};
 use ccsim_cc::{CcKind, CcParams, CubicParams, DctcpParams, FreebsdDctcpParams};
-use ccsim_engine::SimTime;
+use ccsim_engine::{Rng, SimTime};
 use ccsim_net::NodeId;
 use ccsim_net::*;
 use ccsim_tcp::{Ecn, EcnMode, TcpConfig};
@@ -213,7 +213,7 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
         })
     };
     let mut topo = Topology::new();
-    match one_of(&t.kind, "topology.type", &["star", "dumbbell", "custom"])? {
+    match one_of(&t.kind, "topology.type", &["star", "dumbbell", "fattree", "custom"])? {
         "star" => {
             if t.hosts.len() < 2 {
                 return Err(Error::new("topology.hosts", "a star needs at least 2 hosts"));
@@ -278,6 +278,12 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
                 queue_ba: swq.clone(),
             });
         }
+        "fattree" => fat_tree(
+            &mut topo,
+            t,
+            q(&t.host_queue, "topology.host_queue")?,
+            q(&t.switch_queue, "topology.switch_queue")?,
+        )?,
         _ => {
             if t.nodes.is_empty() {
                 return Err(Error::new("topology.nodes", "a custom topology needs nodes"));
@@ -316,6 +322,153 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
         }
     }
     Ok(topo)
+}
+
+/// The k-ary fat tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2 aggregation
+/// switches, (k/2)^2 core switches, k/2 hosts per edge switch. Names (all indices from 0):
+/// host `h<pod>_<edge>_<i>`, edge switch `e<pod>_<edge>`, aggregation switch `a<pod>_<agg>`, core
+/// switch `c<agg>_<j>` (the j-th core switch linked to aggregation switch `agg` of every pod).
+/// Nodes are added hosts first (pod, edge, i order), then edge, aggregation and core switches;
+/// links host–edge (in host order), then edge–aggregation, then aggregation–core.
+fn fat_tree(topo: &mut Topology, t: &spec::TopologySpec, nic: QueueSpec, swq: QueueSpec) -> Result<()> {
+    let k = t.k.ok_or_else(|| Error::new("topology.k", "a fat tree needs k, an even number in 2..=64"))?;
+    if !(2..=64).contains(&k) || k % 2 != 0 {
+        return Err(Error::new("topology.k", format!("{k} is not allowed; k must be an even number in 2..=64")));
+    }
+    let r = rate(&t.rate, "topology.rate")?;
+    let d = duration(&t.delay, "topology.delay", false)?;
+    let l = loss(t.loss, "topology.loss")?;
+    let half = k / 2;
+    let err = topo_err("topology");
+    let mut hosts = Vec::with_capacity((k * half * half) as usize);
+    for p in 0..k {
+        for e in 0..half {
+            for i in 0..half {
+                hosts.push(topo.add_host(&format!("h{p}_{e}_{i}")).map_err(&err)?);
+            }
+        }
+    }
+    let mut edge = Vec::with_capacity((k * half) as usize);
+    for p in 0..k {
+        for e in 0..half {
+            edge.push(topo.add_switch(&format!("e{p}_{e}")).map_err(&err)?);
+        }
+    }
+    let mut agg = Vec::with_capacity((k * half) as usize);
+    for p in 0..k {
+        for a in 0..half {
+            agg.push(topo.add_switch(&format!("a{p}_{a}")).map_err(&err)?);
+        }
+    }
+    let mut core = Vec::with_capacity((half * half) as usize);
+    for a in 0..half {
+        for j in 0..half {
+            core.push(topo.add_switch(&format!("c{a}_{j}")).map_err(&err)?);
+        }
+    }
+    let link = |a: NodeId, b: NodeId, qa: &QueueSpec| LinkSpec {
+        a,
+        b,
+        rate_bps: r,
+        delay: d,
+        loss: l,
+        queue_ab: qa.clone(),
+        queue_ba: swq.clone(),
+    };
+    let half = half as usize;
+    for (h, &id) in hosts.iter().enumerate() {
+        topo.add_link(link(id, edge[h / half], &nic));
+    }
+    for p in 0..k as usize {
+        for e in 0..half {
+            for a in 0..half {
+                topo.add_link(link(edge[p * half + e], agg[p * half + a], &swq));
+            }
+        }
+    }
+    for p in 0..k as usize {
+        for a in 0..half {
+            for j in 0..half {
+                topo.add_link(link(agg[p * half + a], core[a * half + j], &swq));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A uniformly random permutation of 0..n without fixed points (n >= 2), drawn from `rng`:
+/// Fisher–Yates shuffles until one has no fixed point (about e tries on average).
+fn derangement(n: usize, rng: &mut Rng) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    loop {
+        for i in (1..n).rev() {
+            let j = rng.below(i as u32 + 1) as usize;
+            p.swap(i, j);
+        }
+        if p.iter().enumerate().all(|(i, &x)| i != x) {
+            return p;
+        }
+    }
+}
+
+/// Stream of the traffic generator's random draws (flows use 0x2000_0000 + index, ports
+/// 0x1000_0000 + port).
+const TRAFFIC_STREAM: u64 = 0x3000_0000;
+
+/// `[traffic]`: generated bulk flows, appended after the `[[flows]]` entries.
+fn traffic(
+    s: &Scenario,
+    tr: &spec::Traffic,
+    topo: &Topology,
+    routes: &[Vec<Vec<PortId>>],
+    default_cc: CcKind,
+    flows: &mut Vec<FlowSpec>,
+) -> Result<()> {
+    one_of(&tr.pattern, "traffic.pattern", &["permutation"])?;
+    let cc = match &tr.cc {
+        Some(c) => cc_kind(c, "traffic.cc")?,
+        None => default_cc,
+    };
+    let client = tcp_config(&s.tcp, cc)?;
+    if tr.dscp > 63 {
+        return Err(Error::new("traffic.dscp", format!("{} is out of range; allowed 0..=63", tr.dscp)));
+    }
+    let start = duration(&tr.start, "traffic.start", false)?;
+    let stop = match &tr.stop {
+        Some(q) => {
+            let t = duration(q, "traffic.stop", true)?;
+            if t <= start {
+                return Err(Error::new("traffic.stop", "must be after start"));
+            }
+            Some(t)
+        }
+        None => None,
+    };
+    let hosts: Vec<NodeId> =
+        (0..topo.num_nodes()).filter(|&i| topo.kinds[i] == NodeKind::Host).map(|i| NodeId(i as u32)).collect();
+    if hosts.len() < 2 {
+        return Err(Error::new("traffic.pattern", "a permutation needs at least 2 hosts"));
+    }
+    let perm = derangement(hosts.len(), &mut Rng::new(s.run.seed, TRAFFIC_STREAM));
+    for (i, &src) in hosts.iter().enumerate() {
+        let dst = hosts[perm[i]];
+        check_path(routes, topo, src, dst, "traffic.pattern")?;
+        let n = flows.len() as u16;
+        flows.push(FlowSpec {
+            name: format!("perm-{}", topo.name(src)),
+            src,
+            dst,
+            start,
+            kind: FlowKind::Bulk { stop },
+            client: client.clone(),
+            server: client.clone(),
+            dscp: tr.dscp,
+            mark: 0,
+            src_port: 40000u16.wrapping_add(n),
+            dst_port: 5001,
+        });
+    }
+    Ok(())
 }
 
 /// Every flow and ping needs a path between its hosts.
@@ -447,6 +600,9 @@ pub fn build(s: &Scenario) -> Result<Built> {
                 dst_port: 5001,
             });
         }
+    }
+    if let Some(tr) = &s.traffic {
+        traffic(s, tr, &topo, &routes, default_cc, &mut flows)?;
     }
     let mut pings = Vec::new();
     for (i, p) in s.pings.iter().enumerate() {

@@ -22,10 +22,13 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario> {
         let msg = e.message().to_string();
         let (loc, table) = match e.span() {
             Some(s) => {
-                let before = &text[..s.start.min(text.len())];
+                let start = s.start.min(text.len());
+                let before = &text[..start];
                 let line = before.matches('\n').count() + 1;
-                // The table the error is in: the nearest `[header]` above it.
-                let table = before
+                // The table the error is in: the nearest `[header]` above it, or on its line (a
+                // missing field is reported at the header of its table).
+                let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+                let table = text[..line_end]
                     .lines()
                     .rev()
                     .map(str::trim)

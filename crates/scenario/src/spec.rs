@@ -27,6 +27,9 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     #[serde(default)]
     pub pings: Vec<Ping>,
+    /// Generated traffic (added after `flows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<Traffic>,
     #[serde(default)]
     pub record: Record,
 }
@@ -237,12 +240,15 @@ pub struct Class {
 }
 
 /// The topology: "star" (hosts around one switch), "dumbbell" (left hosts, two switches, right
-/// hosts) or "custom" (nodes and links).
+/// hosts), "fattree" (the k-ary fat tree) or "custom" (nodes and links).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologySpec {
     #[serde(rename = "type")]
     pub kind: String,
+    /// fattree: the arity k (even, 2..=64): k pods, k^3/4 hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
     /// star: host names; the switch is named by `switch`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
@@ -254,7 +260,8 @@ pub struct TopologySpec {
     /// Switch name for star (default "s"); dumbbell switches are `s1` and `s2`.
     #[serde(default = "d_switch")]
     pub switch: String,
-    /// Rate and one-way propagation delay of every edge link (star, dumbbell).
+    /// Rate and one-way propagation delay of every edge link (star, dumbbell), of every link
+    /// (fattree).
     #[serde(default = "d_rate")]
     pub rate: Quantity,
     #[serde(default = "d_delay")]
@@ -345,6 +352,27 @@ pub struct Flow {
     /// Number of identical flows this entry stands for (default 1), named name-0, name-1, ...
     #[serde(default = "d_one")]
     pub count: u32,
+}
+
+/// Generated traffic: `pattern = "permutation"` makes every host send one bulk flow to another
+/// host, the destinations a random permutation without fixed points drawn from `run.seed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Traffic {
+    /// "permutation" (required).
+    pub pattern: String,
+    /// Congestion control of the generated flows (default: `tcp.cc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// DSCP of the generated flows' packets (default 0).
+    #[serde(default)]
+    pub dscp: u8,
+    /// When every generated flow connects (default "0s").
+    #[serde(default = "d_zero")]
+    pub start: Quantity,
+    /// When every generated flow stops writing (default: the end of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Quantity>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,387 @@
+//! `ccsim bench`: how fast the simulator is on a few fixed scenarios.
+//!
+//! Each run happens in a child process (`ccsim bench --one NAME`, not listed in the usage) so that
+//! its peak RSS (`VmHWM`, a process-wide high-water mark) is its own. The child measures its user
+//! CPU time around `run_built` (`Sim::new` with its route table, the run, the summary; parsing and
+//! validation excluded) and prints one JSON line; the parent collects the runs and prints a table
+//! or JSON. User CPU time comes from `/proc/self/stat` (no libc), in clock ticks: 10 ms
+//! resolution, so short benchmarks (smoke) give coarse rates. Nothing here asserts on speed: the
+//! figures are for people comparing builds.
+
+use crate::{take_flag, take_opt};
+use ccsim_scenario as scenario;
+use serde::{Deserialize, Serialize};
+use std::process::Command;
+
+/// One built-in benchmark.
+struct Bench {
+    name: &'static str,
+    what: &'static str,
+    /// Part of the default set (`ccsim bench` without names).
+    default: bool,
+    toml: fn() -> String,
+}
+
+const BENCHES: &[Bench] = &[
+    Bench {
+        name: "S1",
+        what: "2 long DCTCP flows -> 1 receiver, star, 10 Gb/s, 100 us base RTT, K = 65, 2 s",
+        default: true,
+        toml: || star_dctcp("S1", 2, "2s"),
+    },
+    Bench { name: "S1-long", what: "S1 for 20 s", default: true, toml: || star_dctcp("S1-long", 2, "20s") },
+    Bench {
+        name: "S2",
+        what: "19 long DCTCP flows -> 1 receiver, star, 10 Gb/s, 100 us base RTT, K = 65, 1 s",
+        default: true,
+        toml: || star_dctcp("S2", 19, "1s"),
+    },
+    Bench {
+        name: "S3",
+        what: "k = 8 fat tree (128 hosts), permutation traffic, DCTCP, 10 Gb/s links, K = 65, 0.1 s",
+        default: true,
+        toml: fat_tree,
+    },
+    Bench { name: "smoke", what: "S1 for 0.1 s", default: false, toml: || star_dctcp("smoke", 2, "0.1s") },
+];
+
+/// Every switch port: 1000-packet buffer, DCTCP step marking above K = 65 packets on enqueue.
+const QUEUE: &str = r#"[queues.dctcp]
+classes = [{ name = "dctcp", limit = 1000, aqm = "step", k = 65 }]
+"#;
+
+/// `senders` hosts each send one long DCTCP flow to `r` through one switch. 1500-byte packets
+/// (MSS 1460 with timestamps: 1448 + 52). Per-link delay 24.375 us: the unloaded RTT is
+/// 4 x 24.375 us of propagation + 2 x 1.2 us to serialise a data packet + 2 x 0.04 us for the
+/// ACK = 100.0 us.
+fn star_dctcp(name: &str, senders: usize, duration: &str) -> String {
+    let hosts: Vec<String> = (1..=senders).map(|i| format!("\"h{i}\"")).chain(["\"r\"".to_string()]).collect();
+    let mut s = format!(
+        r#"description = "bench {name}: {senders} long DCTCP flows into one receiver, 10 Gb/s, 100 us base RTT"
+
+[run]
+seed = 1
+duration = "{duration}"
+
+[tcp]
+cc = "dctcp"
+
+{QUEUE}
+[topology]
+type = "star"
+hosts = [{hosts}]
+switch = "s"
+rate = "10Gbps"
+delay = "24.375us"
+switch_queue = "dctcp"
+
+[record]
+queues = ["s->r"]
+series = false
+"#,
+        hosts = hosts.join(", ")
+    );
+    for i in 1..=senders {
+        s.push_str(&format!("\n[[flows]]\nname = \"h{i}\"\nsrc = \"h{i}\"\ndst = \"r\"\n"));
+    }
+    s
+}
+
+/// k = 8 fat tree, every link 10 Gb/s and 5 us, every switch port the DCTCP queue; each of the
+/// 128 hosts sends one long flow to another (a random permutation without fixed points).
+fn fat_tree() -> String {
+    format!(
+        r#"description = "bench S3: k = 8 fat tree, permutation traffic, DCTCP"
+
+[run]
+seed = 1
+duration = "0.1s"
+
+[tcp]
+cc = "dctcp"
+
+{QUEUE}
+[topology]
+type = "fattree"
+k = 8
+rate = "10Gbps"
+delay = "5us"
+switch_queue = "dctcp"
+
+[traffic]
+pattern = "permutation"
+
+[record]
+series = false
+"#
+    )
+}
+
+/// What one run measured (the line `ccsim bench --one` prints).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Run {
+    name: String,
+    sim_time_s: f64,
+    data_packets_delivered: u64,
+    events: u64,
+    cpu_user_s: f64,
+    wall_s: f64,
+    peak_rss_kib: u64,
+}
+
+/// One row of the report: a benchmark over its runs.
+#[derive(Clone, Debug, Serialize)]
+struct Row {
+    name: String,
+    description: String,
+    sim_time_s: f64,
+    data_packets_delivered: u64,
+    events: u64,
+    events_per_packet: f64,
+    /// Median over the runs.
+    cpu_user_s: f64,
+    wall_s: f64,
+    /// Data packets delivered per user CPU second: median, min and max over the runs.
+    packets_per_cpu_s: f64,
+    packets_per_cpu_s_min: f64,
+    packets_per_cpu_s_max: f64,
+    /// Largest peak RSS over the runs.
+    peak_rss_kib: u64,
+    repeat: usize,
+    runs: Vec<Run>,
+}
+
+/// User CPU time of this process, in seconds, from `/proc/self/stat` (utime, in clock ticks).
+fn user_cpu_s() -> Result<f64, String> {
+    let stat = std::fs::read_to_string("/proc/self/stat").map_err(|e| format!("/proc/self/stat: {e}"))?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("/proc/self/stat: unexpected format")?;
+    let utime: u64 = rest
+        .split_whitespace()
+        .nth(11) // field 14; `rest` starts at field 3
+        .and_then(|v| v.parse().ok())
+        .ok_or("/proc/self/stat: no utime")?;
+    Ok(utime as f64 / clock_ticks() as f64)
+}
+
+/// `sysconf(_SC_CLK_TCK)` without libc: the AT_CLKTCK entry of the auxiliary vector (100 on
+/// every common Linux).
+fn clock_ticks() -> u64 {
+    const AT_CLKTCK: u64 = 17;
+    let w = std::mem::size_of::<usize>();
+    let Ok(aux) = std::fs::read("/proc/self/auxv") else { return 100 };
+    let word = |b: &[u8]| -> u64 {
+        let mut v = [0u8; 8];
+        if cfg!(target_endian = "little") {
+            v[..w].copy_from_slice(b);
+            u64::from_le_bytes(v)
+        } else {
+            v[8 - w..].copy_from_slice(b);
+            u64::from_be_bytes(v)
+        }
+    };
+    aux.chunks_exact(2 * w)
+        .map(|c| (word(&c[..w]), word(&c[w..])))
+        .find(|&(t, v)| t == AT_CLKTCK && v > 0)
+        .map_or(100, |(_, v)| v)
+}
+
+/// Peak resident set size of this process (`VmHWM`), in KiB.
+fn peak_rss_kib() -> Result<u64, String> {
+    let st = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc/self/status: {e}"))?;
+    st.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| "/proc/self/status: no VmHWM".to_string())
+}
+
+fn find(name: &str) -> Result<&'static Bench, String> {
+    BENCHES.iter().find(|b| b.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
+        format!("unknown benchmark `{name}`; known: {}", BENCHES.iter().map(|b| b.name).collect::<Vec<_>>().join(", "))
+    })
+}
+
+/// `ccsim bench --one NAME`: run one benchmark in this process and print its measurements.
+fn run_one(b: &Bench) -> Result<Run, String> {
+    let file = format!("bench:{}", b.name);
+    let s = scenario::parse(&(b.toml)(), &file).map_err(|e| e.to_string())?;
+    let built = scenario::build(&s).map_err(|e| e.in_file(&file).to_string())?;
+    let cpu0 = user_cpu_s()?;
+    let t0 = std::time::Instant::now();
+    let o = scenario::run_built(built, |_, _| {});
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_user_s = user_cpu_s()? - cpu0;
+    Ok(Run {
+        name: b.name.to_string(),
+        sim_time_s: o.summary.duration_s,
+        data_packets_delivered: o.summary.data_packets_delivered,
+        events: o.summary.events,
+        cpu_user_s,
+        wall_s,
+        peak_rss_kib: peak_rss_kib()?,
+    })
+}
+
+/// Run one benchmark in a child process.
+fn run_child(b: &Bench) -> Result<Run, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the ccsim executable: {e}"))?;
+    let out = Command::new(&exe)
+        .args(["bench", "--one", b.name])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "benchmark {} failed ({}): {}",
+            b.name,
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim()).map_err(|e| format!("benchmark {}: unreadable result ({e}): {text}", b.name))
+}
+
+fn per_cpu_s(r: &Run) -> f64 {
+    if r.cpu_user_s > 0.0 {
+        r.data_packets_delivered as f64 / r.cpu_user_s
+    } else {
+        f64::NAN
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn row(b: &Bench, runs: Vec<Run>) -> Result<Row, String> {
+    let first = &runs[0];
+    // Same binary, same scenario: every run must do exactly the same work.
+    if let Some(r) =
+        runs.iter().find(|r| r.events != first.events || r.data_packets_delivered != first.data_packets_delivered)
+    {
+        return Err(format!(
+            "benchmark {} is not deterministic: {} events / {} packets in one run, {} / {} in another",
+            b.name, first.events, first.data_packets_delivered, r.events, r.data_packets_delivered
+        ));
+    }
+    let rates: Vec<f64> = runs.iter().map(per_cpu_s).collect();
+    Ok(Row {
+        name: b.name.to_string(),
+        description: b.what.to_string(),
+        sim_time_s: first.sim_time_s,
+        data_packets_delivered: first.data_packets_delivered,
+        events: first.events,
+        events_per_packet: first.events as f64 / first.data_packets_delivered.max(1) as f64,
+        cpu_user_s: median(&runs.iter().map(|r| r.cpu_user_s).collect::<Vec<_>>()),
+        wall_s: median(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
+        packets_per_cpu_s: median(&rates),
+        packets_per_cpu_s_min: rates.iter().copied().fold(f64::INFINITY, f64::min),
+        packets_per_cpu_s_max: rates.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
+        repeat: runs.len(),
+        runs,
+    })
+}
+
+fn table(rows: &[Row]) -> String {
+    let repeat = rows.iter().map(|r| r.repeat).max().unwrap_or(1);
+    let mut t = format!(
+        "{:<8} {:>6} {:>11} {:>12} {:>7} {:>8} {:>11} {:>25} {:>9}\n",
+        "bench",
+        "sim s",
+        "data pkts",
+        "events",
+        "ev/pkt",
+        "CPU s",
+        "pkts/CPU-s",
+        if repeat > 1 { "min .. max pkts/CPU-s" } else { "" },
+        "peak RSS"
+    );
+    for r in rows {
+        let range = if r.repeat > 1 {
+            format!("{:.0} .. {:.0}", r.packets_per_cpu_s_min, r.packets_per_cpu_s_max)
+        } else {
+            String::new()
+        };
+        t.push_str(&format!(
+            "{:<8} {:>6} {:>11} {:>12} {:>7.2} {:>8.2} {:>11.0} {:>25} {:>6.1} MiB\n",
+            r.name,
+            r.sim_time_s,
+            r.data_packets_delivered,
+            r.events,
+            r.events_per_packet,
+            r.cpu_user_s,
+            r.packets_per_cpu_s,
+            range,
+            r.peak_rss_kib as f64 / 1024.0
+        ));
+    }
+    if repeat > 1 {
+        t.push_str(&format!("CPU s and pkts/CPU-s: median of {repeat} runs; peak RSS: largest.\n"));
+    }
+    t
+}
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let mut args = args.to_vec();
+    if let Some(name) = take_opt(&mut args, "--one")? {
+        let run = run_one(find(&name)?)?;
+        println!("{}", serde_json::to_string(&run).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    let json = take_flag(&mut args, "--json");
+    let list = take_flag(&mut args, "--list");
+    let repeat = match take_opt(&mut args, "--repeat")? {
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=1000).contains(&n) => n,
+            _ => return Err(format!("--repeat: `{v}` is not allowed; expected a whole number in 1..=1000")),
+        },
+        None => 1,
+    };
+    if list {
+        for b in BENCHES {
+            println!("{:<8} {}{}", b.name, b.what, if b.default { "" } else { " (not run by default)" });
+        }
+        return Ok(());
+    }
+    if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
+        return Err(format!("unknown option `{a}` for bench"));
+    }
+    let selected: Vec<&Bench> = if args.is_empty() {
+        BENCHES.iter().filter(|b| b.default).collect()
+    } else {
+        args.iter().map(|n| find(n)).collect::<Result<_, _>>()?
+    };
+    let mut rows = Vec::new();
+    for b in selected {
+        let mut runs = Vec::with_capacity(repeat);
+        for i in 0..repeat {
+            let r = run_child(b)?;
+            eprintln!(
+                "bench {} ({}/{repeat}): {} data packets in {:.2} CPU s, peak RSS {:.1} MiB",
+                b.name,
+                i + 1,
+                r.data_packets_delivered,
+                r.cpu_user_s,
+                r.peak_rss_kib as f64 / 1024.0
+            );
+            runs.push(r);
+        }
+        rows.push(row(b, runs)?);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", table(&rows));
+    }
+    Ok(())
+}
