@@ -173,6 +173,25 @@ impl PortQueue {
         }
     }
 
+    /// One FIFO class whose AQM acts only on arrival: departure times are then a pure function of
+    /// arrival times and sizes, and the port can be run without transmission events.
+    pub fn supports_lazy(&self) -> bool {
+        self.classes.len() == 1 && !matches!(self.classes[0].spec.aqm, Aqm::Step { at: EcnMarkPoint::Dequeue, .. })
+    }
+
+    /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`.
+    pub fn retire_head(&mut self, start: SimTime, size: u32) {
+        let c = &mut self.classes[0];
+        if c.fifo.pop_front().is_some() {
+            c.bytes -= size as u64;
+            c.stats.dequeued += 1;
+            c.stats.bytes_dequeued += size as u64;
+            if c.fifo.is_empty() {
+                c.red.idle_since = Some(start);
+            }
+        }
+    }
+
     pub fn len_packets(&self) -> u64 {
         self.classes.iter().map(|c| c.fifo.len() as u64).sum()
     }

@@ -50,6 +50,13 @@ struct Port {
     tx_packets: u64,
     link_drops: u64,
     rng: Rng,
+    /// Lazy port (a switch port with one arrival-time-AQM class): each packet's transmission
+    /// start and end are computed when it is queued, so the port needs no `TxDone` events;
+    /// `starts` holds (start, size) of the packets still waiting, `busy_until` the end of the
+    /// last transmission.
+    lazy: bool,
+    busy_until: SimTime,
+    starts: VecDeque<(SimTime, u32)>,
 }
 
 struct Conn {
@@ -122,13 +129,18 @@ impl Sim {
         let mut ports = Vec::with_capacity(2 * topo.links.len());
         for (i, l) in topo.links.iter().enumerate() {
             for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
+                let queue = PortQueue::new(qs);
+                let from_host = topo.kinds[from.0 as usize] == NodeKind::Host;
                 ports.push(Port {
+                    lazy: !from_host && queue.supports_lazy(),
+                    busy_until: SimTime::ZERO,
+                    starts: VecDeque::new(),
                     to,
                     from_host: topo.kinds[from.0 as usize] == NodeKind::Host,
                     rate_bps: l.rate_bps,
                     delay: l.delay,
                     loss: l.loss,
-                    queue: PortQueue::new(qs),
+                    queue,
                     tx: None,
                     pipe: VecDeque::new(),
                     busy_ns: 0,
@@ -224,6 +236,11 @@ impl Sim {
             }
         }
         self.q.advance_to(until);
+        for pi in 0..self.ports.len() {
+            if self.ports[pi].lazy {
+                self.settle(pi, until);
+            }
+        }
         self.stats.events = self.q.events_processed();
         self.stats.pool_high_water = self.pool.capacity();
     }
@@ -268,6 +285,9 @@ impl Sim {
     }
 
     fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        if self.ports[pi].lazy {
+            return self.enqueue_lazy(pi, id, now);
+        }
         let port = &mut self.ports[pi];
         let pkt = self.pool.get_mut(id);
         if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
@@ -277,6 +297,50 @@ impl Sim {
         if port.tx.is_none() {
             self.start_tx(pi, now);
         }
+    }
+
+    /// Lazy ports: retire the queued packets whose transmission has begun by `now`.
+    fn settle(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        while let Some(&(start, size)) = port.starts.front() {
+            if start > now {
+                break;
+            }
+            port.starts.pop_front();
+            port.queue.retire_head(start, size);
+        }
+    }
+
+    /// Queue a packet at a lazy port: decide marking or dropping with the queue as it is at
+    /// `now`, then compute when its transmission starts and ends and put it on the link.
+    fn enqueue_lazy(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        self.settle(pi, now);
+        let port = &mut self.ports[pi];
+        let pkt = self.pool.get_mut(id);
+        if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
+            self.pool.free(id);
+            return;
+        }
+        let size = pkt.size;
+        let wire = size + self.cfg.l2_overhead;
+        let t = SimTime::tx_time(wire as u64, port.rate_bps);
+        let start = now.max(port.busy_until);
+        let end = start + t;
+        port.busy_until = end;
+        port.starts.push_back((start, size));
+        port.busy_ns += t.ns();
+        port.tx_bytes += wire as u64;
+        port.tx_packets += 1;
+        if port.loss > 0.0 && port.rng.chance(port.loss) {
+            port.link_drops += 1;
+            self.pool.free(id);
+            return;
+        }
+        let at = end + port.delay;
+        if port.pipe.is_empty() {
+            self.q.schedule(at, Ev::Arrive(pi as u32));
+        }
+        port.pipe.push_back((at, id));
     }
 
     fn start_tx(&mut self, pi: usize, now: SimTime) {
@@ -467,6 +531,12 @@ impl Sim {
     }
 
     fn sample(&mut self, now: SimTime) {
+        for k in 0..self.cfg.monitor.len() {
+            let pi = self.cfg.monitor[k].0 as usize;
+            if self.ports[pi].lazy {
+                self.settle(pi, now);
+            }
+        }
         for (k, p) in self.cfg.monitor.iter().enumerate() {
             let port = &self.ports[p.0 as usize];
             let packets = port.queue.len_packets() as u32;
@@ -536,7 +606,10 @@ impl Sim {
         if over.ns() == 0 {
             return 0.0;
         }
-        self.ports[p.0 as usize].busy_ns as f64 / over.ns() as f64
+        let port = &self.ports[p.0 as usize];
+        // A lazy port has already booked the transmissions of its backlog beyond the end.
+        let booked_beyond = if port.lazy { port.busy_until.saturating_sub(over).ns() } else { 0 };
+        port.busy_ns.saturating_sub(booked_beyond) as f64 / over.ns() as f64
     }
 
     pub fn port_tx(&self, p: PortId) -> (u64, u64, u64) {
