@@ -1,6 +1,6 @@
 //! Congestion control for ccsim, shaped like Linux's `struct tcp_congestion_ops`.
 //!
-//! Besides the Linux modules (Reno, CUBIC, DCTCP) there is FreeBSD's DCTCP (`cc_dctcp.c`),
+//! Besides the Linux modules (Reno, CUBIC, DCTCP, BBR) there is FreeBSD's DCTCP (`cc_dctcp.c`),
 //! mapped onto the same hooks; the few places where FreeBSD's stack acts differently from
 //! Linux's are opt-in flags in [`Sock`] and [`CongestionOps::handles_ece`].
 //!
@@ -8,19 +8,29 @@
 //! write (cwnd, ssthresh, sequence numbers, delivery counters, RTT, ECN flags), never the whole
 //! endpoint. Each algorithm lives in its own file and implements [`CongestionOps`]; the endpoint
 //! dispatches through the [`Cc`] enum. Arithmetic is Linux's: cwnd in packets with
-//! `snd_cwnd_cnt`, fractions in fixed point, no floating point in CC state.
+//! `snd_cwnd_cnt`, fractions in fixed point, no floating point in CC state. BBR takes over
+//! through `cong_control` (fed the endpoint's tcp_rate.c [`RateSample`]), sets `pacing_rate`
+//! and asks the stack to pace ([`Sock::pacing_needed`], Linux's `SK_PACING_NEEDED`).
 
+mod basertt;
+mod bbr;
 mod cubic;
 mod dctcp;
 mod freebsd_dctcp;
+mod minmax;
+mod nv;
 mod reno;
 mod sock;
 
+pub use basertt::{base_rtt_for, BaseRttProvider, BaseRttRule, TCP_BASERTT_KERN_US};
+pub use bbr::{Bbr, BbrMode, BbrParams};
 pub use cubic::{Cubic, CubicParams};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use freebsd_dctcp::{FreebsdDctcp, FreebsdDctcpParams};
+pub use minmax::MinMax;
+pub use nv::{Nv, NvParams};
 pub use reno::{tcp_cong_avoid_ai, tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, tcp_slow_start, Reno};
-pub use sock::{AckSample, CaState, RateSample, Sock};
+pub use sock::{AckSample, CaState, RateSample, Sock, DEFAULT_RNG_SEED, TCP_INFINITE_SSTHRESH};
 
 /// Events the stack raises towards the CC (`enum tcp_ca_event`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +64,16 @@ pub struct AckEventFlags {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcInfo {
     None,
+    /// `struct tcp_bbr_info`: bandwidth estimate in bytes per second as two 32-bit halves
+    /// (`bbr_bw_lo`, `bbr_bw_hi`), `bbr_min_rtt` (µs), `bbr_pacing_gain` and `bbr_cwnd_gain`
+    /// (in 1/256).
+    Bbr {
+        bw_lo: u32,
+        bw_hi: u32,
+        min_rtt: u32,
+        pacing_gain: u32,
+        cwnd_gain: u32,
+    },
     /// `struct tcp_dctcp_info`.
     Dctcp {
         enabled: bool,
@@ -61,6 +81,15 @@ pub enum CcInfo {
         alpha: u32,
         ab_ecn: u32,
         ab_tot: u32,
+    },
+    /// `struct tcpvegas_info` (`INET_DIAG_VEGASINFO`), which TCP-NV reports: `tcpv_enabled`,
+    /// `tcpv_rttcnt` (RTTs since the last decision), `tcpv_rtt` (averaged RTT, µs) and
+    /// `tcpv_minrtt` (µs).
+    Vegas {
+        enabled: bool,
+        rttcnt: u32,
+        rtt: u32,
+        minrtt: u32,
     },
 }
 
@@ -116,16 +145,23 @@ pub enum CcKind {
     Dctcp,
     /// FreeBSD's DCTCP (`sys/netinet/cc/cc_dctcp.c`).
     FreebsdDctcp,
+    /// TCP-NV (`net/ipv4/tcp_nv.c`).
+    Nv,
+    /// BBR v1 (`net/ipv4/tcp_bbr.c`).
+    Bbr,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 4] = [CcKind::Reno, CcKind::Cubic, CcKind::Dctcp, CcKind::FreebsdDctcp];
+    pub const ALL: [CcKind; 6] =
+        [CcKind::Reno, CcKind::Cubic, CcKind::Dctcp, CcKind::FreebsdDctcp, CcKind::Nv, CcKind::Bbr];
     pub fn name(self) -> &'static str {
         match self {
             CcKind::Reno => "reno",
             CcKind::Cubic => "cubic",
+            CcKind::Bbr => "bbr",
             CcKind::Dctcp => "dctcp",
             CcKind::FreebsdDctcp => "freebsd-dctcp",
+            CcKind::Nv => "nv",
         }
     }
     pub fn from_name(s: &str) -> Option<CcKind> {
@@ -140,6 +176,10 @@ pub struct CcParams {
     pub dctcp: DctcpParams,
     /// `net.inet.tcp.cc.dctcp.*` for FreeBSD DCTCP.
     pub freebsd_dctcp: FreebsdDctcpParams,
+    /// BBR's constants (tcp_bbr.c has no module parameters; the defaults are Linux's).
+    pub bbr: BbrParams,
+    /// TCP-NV's tunables.
+    pub nv: NvParams,
 }
 
 /// Enum dispatch over the algorithms (no trait objects on the per-ACK path).
@@ -149,6 +189,8 @@ pub enum Cc {
     Cubic(Cubic),
     Dctcp(Dctcp),
     FreebsdDctcp(FreebsdDctcp),
+    Bbr(Bbr),
+    Nv(Nv),
 }
 
 impl Cc {
@@ -158,6 +200,8 @@ impl Cc {
             CcKind::Cubic => Cc::Cubic(Cubic::new(params.cubic.clone())),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(params.dctcp.clone())),
             CcKind::FreebsdDctcp => Cc::FreebsdDctcp(FreebsdDctcp::new(params.freebsd_dctcp.clone())),
+            CcKind::Bbr => Cc::Bbr(Bbr::new(params.bbr.clone())),
+            CcKind::Nv => Cc::Nv(Nv::new(params.nv.clone())),
         }
     }
 }
@@ -169,6 +213,8 @@ macro_rules! dispatch {
             Cc::Cubic(c) => c.$m($($a),*),
             Cc::Dctcp(c) => c.$m($($a),*),
             Cc::FreebsdDctcp(c) => c.$m($($a),*),
+            Cc::Bbr(c) => c.$m($($a),*),
+            Cc::Nv(c) => c.$m($($a),*),
         }
     };
 }

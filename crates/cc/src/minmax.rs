@@ -1,5 +1,5 @@
-//! Windowed min/max filter (Kathleen Nichols' algorithm, lib/win_minmax.c), used for min_rtt and
-//! by BBR for the bandwidth filter.
+//! Windowed min/max filter (Kathleen Nichols' algorithm, lib/win_minmax.c), used by the TCP
+//! endpoint for min_rtt and by BBR for its bandwidth filter; it lives here so both can reach it.
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Sample {

@@ -49,6 +49,27 @@ pub struct Sock {
     /// Windowed minimum RTT in microseconds (`tcp_min_rtt`), `u32::MAX` before any sample.
     pub min_rtt_us: u32,
     pub packets_out: u32,
+    /// Packets SACKed (`sacked_out`), marked lost (`lost_out`) and retransmitted and still in
+    /// flight (`retrans_out`): with `packets_out` they make [`Sock::packets_in_flight`].
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Packets marked lost, cumulatively (`tp->lost`, counted by `tcp_mark_skb_lost`).
+    pub lost: u32,
+    /// Time of the last delivery (`tp->delivered_mstamp`), in nanoseconds (Linux keeps µs).
+    pub delivered_mstamp_ns: u64,
+    /// `tp->app_limited`: `delivered` + in-flight at the moment the flight became
+    /// application-limited, 0 when it is not (tcp_rate.c). BBR sets it in PROBE_RTT.
+    pub app_limited: u32,
+    /// Earliest departure time of the next packet under pacing (`tp->tcp_wstamp_ns`).
+    pub wstamp_ns: u64,
+    /// The CC asks for pacing (`sk_pacing_status = SK_PACING_NEEDED`, set by BBR's init): the
+    /// stack paces internally at `pacing_rate` as if `TcpConfig::pacing` were on.
+    pub pacing_needed: bool,
+    /// Seed for a module's random choices (Linux draws from `get_random_u32`; ccsim stays
+    /// deterministic). The endpoint derives it from the connection's initial sequence number, which
+    /// the scenario draws from the flow's random stream; [`DEFAULT_RNG_SEED`] otherwise.
+    pub rng_seed: u64,
     pub ca_state: CaState,
     /// ECN was negotiated on this connection (`TCP_ECN_OK`).
     pub ecn_ok: bool,
@@ -84,6 +105,12 @@ pub struct Sock {
     /// jiffies). The stack updates it after raising `CaEvent::TxStart`, so during that event it
     /// still holds the previous send time (CUBIC uses it to skip idle periods).
     pub lsndtime_ns: u64,
+    /// What the BPF sock_ops program answered to `BPF_SOCK_OPS_BASE_RTT` for this connection, in
+    /// µs (`tcp_call_bpf` in `tcpnv_init`); `None` when no program answers. Per connection: the
+    /// scenario layer sets it when it builds the connection (see `crate::basertt` for the rule
+    /// engine that plays the program) and the endpoint copies it here from its configuration.
+    /// Only TCP-NV reads it, at init, and only a positive reply counts.
+    pub base_rtt_us: Option<u32>,
 }
 
 impl Default for Sock {
@@ -104,6 +131,15 @@ impl Default for Sock {
             srtt_us: 0,
             min_rtt_us: u32::MAX,
             packets_out: 0,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            lost: 0,
+            delivered_mstamp_ns: 0,
+            app_limited: 0,
+            wstamp_ns: 0,
+            pacing_needed: false,
+            rng_seed: DEFAULT_RNG_SEED,
             ca_state: CaState::Open,
             ecn_ok: false,
             ect_xmit: false,
@@ -118,6 +154,7 @@ impl Default for Sock {
             delack_on_cwr: false,
             rx_cwr: false,
             lsndtime_ns: 0,
+            base_rtt_us: None,
         }
     }
 }
@@ -125,7 +162,14 @@ impl Default for Sock {
 /// `TCP_INFINITE_SSTHRESH`.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
+/// [`Sock::rng_seed`] when nobody sets one (a fixed value, so runs stay reproducible).
+pub const DEFAULT_RNG_SEED: u64 = 0x6262_7231_5eed_0001;
+
 impl Sock {
+    /// `tcp_packets_in_flight`: packets_out - (sacked_out + lost_out) + retrans_out.
+    pub fn packets_in_flight(&self) -> u32 {
+        (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
     /// `tcp_in_slow_start`.
     pub fn in_slow_start(&self) -> bool {
         self.snd_cwnd < self.snd_ssthresh
@@ -156,6 +200,9 @@ pub struct AckSample {
     pub pkts_acked: u32,
     /// RTT sample in microseconds, or negative when there is none.
     pub rtt_us: i64,
+    /// Bytes delivered between the send of the most recently delivered packet and this ACK:
+    /// `mss_cache * (delivered - rate.prior_delivered)`, as `tcp_clean_rtx_queue` fills it since
+    /// the kernel dropped `tx.in_flight`. TCP-NV turns it into a rate.
     pub in_flight: u32,
 }
 
@@ -173,4 +220,7 @@ pub struct RateSample {
     pub prior_in_flight: u32,
     pub is_app_limited: bool,
     pub is_retrans: bool,
+    /// The ACK is (likely) a delayed ACK (`FLAG_ACK_MAYBE_DELAYED`): BBR does not let such an
+    /// RTT sample refresh an expired min_rtt.
+    pub is_ack_delayed: bool,
 }

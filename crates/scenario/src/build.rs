@@ -87,7 +87,7 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
     }
     Ok(TcpConfig {
         cc,
-        cc_params: CcParams { cubic, dctcp, freebsd_dctcp },
+        cc_params: CcParams { cubic, dctcp, freebsd_dctcp, ..CcParams::default() },
         // FreeBSD never sends an ECT SYN (and a Linux receiver refuses ECN to one unless its CC
         // needs ECN).
         syn_ect: t.syn_ect && cc != CcKind::FreebsdDctcp,

@@ -57,6 +57,11 @@ pub struct TcpConfig {
     /// The application reads received data as soon as it arrives (a receiver blocked in
     /// `read()`); otherwise data waits for [`Endpoint::read`](crate::Endpoint::read).
     pub auto_read: bool,
+    /// The reply of the BPF sock_ops program to `BPF_SOCK_OPS_BASE_RTT` for this connection, in
+    /// µs (`None`: no program answers). The scenario layer sets it per connection (e.g. with
+    /// `ccsim_cc::base_rtt_for`); the endpoint hands it to the CC as `Sock::base_rtt_us`, which
+    /// TCP-NV reads at init.
+    pub base_rtt_us: Option<u32>,
 }
 
 impl Default for TcpConfig {
@@ -85,6 +90,7 @@ impl Default for TcpConfig {
             nodelay: false,
             tlp: true,
             auto_read: true,
+            base_rtt_us: None,
         }
     }
 }

@@ -169,6 +169,9 @@ impl Endpoint {
         self.sk.snd_cwnd = if self.stats.rto_count > 1 { 1 } else { self.cfg.init_cwnd };
         self.snd_cwnd_stamp = self.now.ns();
         self.init_congestion_control();
-        self.update_pacing_rate();
+        // tcp_rcv_state_process: `if (!icsk_ca_ops->cong_control) tcp_update_pacing_rate(sk)`.
+        if !self.has_cong_control() {
+            self.update_pacing_rate();
+        }
     }
 }

@@ -1,7 +1,6 @@
 use crate::config::{EcnMode, TcpConfig};
-use crate::minmax::MinMax;
 use crate::segment::{Segment, TcpFlags};
-use ccsim_cc::{CaEvent, CaState, Cc, CongestionOps, Sock};
+use ccsim_cc::{CaEvent, CaState, Cc, CongestionOps, MinMax, Sock, DEFAULT_RNG_SEED};
 use ccsim_engine::SimTime;
 use std::collections::VecDeque;
 
@@ -142,12 +141,10 @@ pub struct Endpoint {
     pub(crate) snd_wscale: u8,
     pub(crate) snd_wl1: u32,
     pub(crate) mss_clamp: u32,
-    pub(crate) sacked_out: u32,
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
     pub(crate) highest_sack: u32,
-    pub(crate) lost_out: u32,
-    pub(crate) retrans_out: u32,
-    pub(crate) lost: u32,
+    // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
+    // read them), as do delivered_mstamp, app_limited and tcp_wstamp_ns.
     pub(crate) high_seq: u32,
     pub(crate) prior_ssthresh: u32,
     pub(crate) undo_marker: u32,
@@ -161,10 +158,8 @@ pub struct Endpoint {
     pub(crate) snd_cwnd_stamp: u64,
     pub(crate) lsndtime: u64,
     pub(crate) snd_sml: u32,
-    pub(crate) delivered_ns: u64,
+    /// `tp->first_tx_mstamp` (tcp_rate.c), in nanoseconds.
     pub(crate) first_tx_ns: u64,
-    pub(crate) app_limited: u32,
-    pub(crate) pacing_next: u64,
     /// Bytes of this socket's data segments still in the host's queue or NIC
     /// (`sk_wmem_alloc` as TCP Small Queues sees it), and whether TSQ stopped the sender.
     pub(crate) tsq_bytes: u64,
@@ -225,7 +220,16 @@ pub struct Endpoint {
 impl Endpoint {
     fn blank(cfg: TcpConfig, iss: u32) -> Self {
         let cc = Cc::new(cfg.cc, &cfg.cc_params);
-        let sk = Sock { snd_cwnd: cfg.init_cwnd, mss_cache: cfg.advmss - 12, ..Sock::default() };
+        // The CC's random stream (BBR's gain-cycle start) is seeded from the ISS, which the
+        // scenario draws from the flow's own random stream: per-flow, and reproducible.
+        let rng_seed = DEFAULT_RNG_SEED ^ u64::from(iss).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let sk = Sock {
+            snd_cwnd: cfg.init_cwnd,
+            mss_cache: cfg.advmss - 12,
+            rng_seed,
+            base_rtt_us: cfg.base_rtt_us,
+            ..Sock::default()
+        };
         let rcv_wscale = cfg.rcv_wscale();
         let rcv_wnd = cfg.rcvbuf;
         let rto = cfg.rto_init;
@@ -245,11 +249,7 @@ impl Endpoint {
             snd_wscale: 0,
             snd_wl1: 0,
             mss_clamp: cfg.advmss,
-            sacked_out: 0,
             highest_sack: iss,
-            lost_out: 0,
-            retrans_out: 0,
-            lost: 0,
             high_seq: iss,
             prior_ssthresh: 0,
             undo_marker: 0,
@@ -263,10 +263,7 @@ impl Endpoint {
             snd_cwnd_stamp: 0,
             lsndtime: 0,
             snd_sml: iss,
-            delivered_ns: 0,
             first_tx_ns: 0,
-            app_limited: 0,
-            pacing_next: 0,
             tsq_bytes: 0,
             tsq_throttled: false,
             tlp_high_seq: None,
@@ -340,6 +337,11 @@ impl Endpoint {
     }
     pub fn sock(&self) -> &Sock {
         &self.sk
+    }
+    /// Seed the congestion-control module's random choices ([`Sock::rng_seed`]; by default
+    /// derived from the ISS). Takes effect at the CC's `init`, when the connection is established.
+    pub fn set_rng_seed(&mut self, seed: u64) {
+        self.sk.rng_seed = seed;
     }
     pub fn stats(&self) -> &TcpStats {
         &self.stats
@@ -451,11 +453,11 @@ impl Endpoint {
 
     /// `tcp_packets_in_flight`: packets_out - (sacked_out + lost_out) + retrans_out.
     pub(crate) fn packets_in_flight(&self) -> u32 {
-        (self.sk.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+        self.sk.packets_in_flight()
     }
 
     pub(crate) fn left_out(&self) -> u32 {
-        self.sacked_out + self.lost_out
+        self.sk.sacked_out + self.sk.lost_out
     }
 
     /// `tcp_set_ca_state`: tell the module first, then switch.

@@ -77,9 +77,9 @@ impl Endpoint {
                 + if self.unsent >= u64::MAX / 2 { 0 } else { self.unsent }
                 + (self.fin_queued && !self.fin_sent) as u64,
             unacked: sk.packets_out,
-            sacked: self.sacked_out,
-            lost: self.lost_out,
-            retrans: self.retrans_out,
+            sacked: self.sk.sacked_out,
+            lost: self.sk.lost_out,
+            retrans: self.sk.retrans_out,
             total_retrans: self.stats.total_retrans,
             reordering: self.reordering,
             delivered: sk.delivered,

@@ -21,6 +21,7 @@ pub(crate) const FLAG_SND_UNA_ADVANCED: u32 = 0x400;
 pub(crate) const FLAG_DSACKING_ACK: u32 = 0x800;
 pub(crate) const FLAG_SET_XMIT_TIMER: u32 = 0x1000;
 pub(crate) const FLAG_DSACK_TLP: u32 = 0x2000;
+pub(crate) const FLAG_ACK_MAYBE_DELAYED: u32 = 0x4000;
 pub(crate) const FLAG_ACKED: u32 = FLAG_DATA_ACKED | FLAG_SYN_ACKED;
 pub(crate) const FLAG_NOT_DUP: u32 = FLAG_DATA | FLAG_WIN_UPDATE | FLAG_ACKED;
 pub(crate) const FLAG_CA_ALERT: u32 = FLAG_DATA_SACKED | FLAG_ECE | FLAG_DSACKING_ACK;
@@ -64,7 +65,7 @@ impl Endpoint {
         let prior_fack = if self.sack_ok { self.highest_sack_seq() } else { prior_snd_una };
         let prior_packets = self.sk.packets_out;
         let prior_delivered = self.sk.delivered;
-        let prior_lost = self.lost;
+        let prior_lost = self.sk.lost;
         let ack = seg.ack;
         let mut st = SackState { rate: RateSample { prior_mstamp_us: 0, ..Default::default() }, ..Default::default() };
         let mut rexmit = false;
@@ -94,6 +95,7 @@ impl Endpoint {
             flag |= FLAG_SND_UNA_ADVANCED;
             self.retransmits = 0;
         }
+        st.rate.prior_in_flight = self.packets_in_flight();
         if seg.len > 0 || seg.flags.has(TcpFlags::FIN) {
             flag |= FLAG_DATA;
         }
@@ -138,7 +140,8 @@ impl Endpoint {
             }
         }
         let delivered = self.sk.delivered.wrapping_sub(prior_delivered);
-        let lost = self.lost.wrapping_sub(prior_lost);
+        let lost = self.sk.lost.wrapping_sub(prior_lost);
+        st.rate.is_ack_delayed = flag & FLAG_ACK_MAYBE_DELAYED != 0;
         self.rate_gen(delivered, lost, &mut st.rate);
         self.cong_control(ack, delivered, flag, &st.rate);
         if rexmit && self.state != TcpState::SynSent {
@@ -252,8 +255,8 @@ impl Endpoint {
             if sacked & SACKED_RETRANS != 0 {
                 if sacked & LOST != 0 {
                     sacked &= !(LOST | SACKED_RETRANS);
-                    self.lost_out -= 1;
-                    self.retrans_out -= 1;
+                    self.sk.lost_out -= 1;
+                    self.sk.retrans_out -= 1;
                 }
             } else {
                 if sacked & EVER_RETRANS == 0 {
@@ -271,17 +274,17 @@ impl Endpoint {
                 }
                 if sacked & LOST != 0 {
                     sacked &= !LOST;
-                    self.lost_out -= 1;
+                    self.sk.lost_out -= 1;
                 }
             }
             sacked |= SACKED_ACKED;
             st_set(st, FLAG_DATA_SACKED);
-            self.sacked_out += 1;
+            self.sk.sacked_out += 1;
             st.sack_delivered += 1;
         }
         if dup && sacked & SACKED_RETRANS != 0 {
             sacked &= !SACKED_RETRANS;
-            self.retrans_out -= 1;
+            self.sk.retrans_out -= 1;
         }
         sacked
     }
@@ -302,7 +305,7 @@ impl Endpoint {
 
     /// `tcp_highest_sack_seq`: the end of the highest SACKed segment (snd_una without SACKs).
     fn highest_sack_seq(&self) -> u32 {
-        if self.sacked_out == 0 {
+        if self.sk.sacked_out == 0 {
             self.sk.snd_una
         } else {
             self.highest_sack
@@ -316,6 +319,8 @@ impl Endpoint {
         let mut first_ackt = UNSET;
         let mut last_ackt = UNSET;
         let mut pkts_acked = 0u32;
+        let mut acked_bytes = 0u32;
+        let prior_sacked = self.sk.sacked_out;
         let mut reord: Option<u32> = None;
         while let Some(&s) = self.rtx.front() {
             if after(s.end_seq, self.sk.snd_una) {
@@ -324,7 +329,7 @@ impl Endpoint {
             let sacked = s.sacked;
             if sacked & (SACKED_RETRANS | EVER_RETRANS) != 0 {
                 if sacked & SACKED_RETRANS != 0 {
-                    self.retrans_out -= 1;
+                    self.sk.retrans_out -= 1;
                 }
                 flag |= FLAG_RETRANS_DATA_ACKED;
             } else if sacked & SACKED_ACKED == 0 {
@@ -340,16 +345,17 @@ impl Endpoint {
                 }
             }
             if sacked & SACKED_ACKED != 0 {
-                self.sacked_out -= 1;
+                self.sk.sacked_out -= 1;
             } else if self.sack_ok {
                 self.count_delivered(1, ece);
                 self.rack_advance(sacked, s.end_seq, s.tx_ns);
             }
             if sacked & LOST != 0 {
-                self.lost_out -= 1;
+                self.sk.lost_out -= 1;
             }
             self.sk.packets_out -= 1;
             pkts_acked += 1;
+            acked_bytes = acked_bytes.wrapping_add(s.end_seq.wrapping_sub(s.seq));
             self.rate_skb_delivered(0, st);
             if s.tcp_flags & TcpFlags::FIN != 0 {
                 // Our FIN is acknowledged (tcp_rcv_state_process).
@@ -377,6 +383,18 @@ impl Endpoint {
         let us = |t: u64| if t == UNSET { -1 } else { (now.saturating_sub(t) / 1000) as i64 };
         let mut seq_rtt = us(first_ackt);
         let mut ca_rtt = us(last_ackt);
+        if first_ackt != UNSET
+            && flag & FLAG_RETRANS_DATA_ACKED == 0
+            && pkts_acked == 1
+            && prior_sacked == 0
+            && acked_bytes < self.sk.mss_cache
+            && st.rate.prior_delivered.wrapping_add(1) == self.sk.delivered
+            && flag & (FLAG_CA_ALERT | FLAG_SYN_ACKED) == 0
+        {
+            // Conservatively mark a delayed ACK: one runt packet acked, nothing SACKed or
+            // CE-echoed (FLAG_ACK_MAYBE_DELAYED).
+            flag |= FLAG_ACK_MAYBE_DELAYED;
+        }
         if st.first_sackt != 0 {
             let sack_rtt = us(st.first_sackt);
             if seq_rtt < 0 {
@@ -386,7 +404,9 @@ impl Endpoint {
         }
         let acked = flag & FLAG_ACKED != 0;
         if seq_rtt >= 0 || acked {
-            self.ack_update_rtt(seq_rtt, ca_rtt, acked);
+            // The rate sample takes the RTT of the last (S)ACKed packet, or the timestamp
+            // echo's when there is none (tcp_ack_update_rtt sets rs->rtt_us).
+            ca_rtt = self.ack_update_rtt(seq_rtt, ca_rtt, acked);
         }
         st.rate.rtt_us = ca_rtt;
         if acked {
@@ -400,7 +420,9 @@ impl Endpoint {
                 }
             }
         }
-        let sample = AckSample { pkts_acked, rtt_us: ca_rtt, in_flight: self.packets_in_flight() };
+        // in_flight: bytes delivered since the most recently delivered packet was sent.
+        let in_flight = self.sk.mss_cache.wrapping_mul(self.sk.delivered.wrapping_sub(st.rate.prior_delivered));
+        let sample = AckSample { pkts_acked, rtt_us: ca_rtt, in_flight };
         self.cc.pkts_acked(&mut self.sk, &sample);
         flag
     }
@@ -431,11 +453,11 @@ impl Endpoint {
 
     /// `tcp_rate_gen`: turn the ACK's deliveries into a delivery-rate sample.
     fn rate_gen(&mut self, delivered: u32, lost: u32, rs: &mut RateSample) {
-        if self.app_limited != 0 && after(self.sk.delivered, self.app_limited) {
-            self.app_limited = 0;
+        if self.sk.app_limited != 0 && after(self.sk.delivered, self.sk.app_limited) {
+            self.sk.app_limited = 0;
         }
         if delivered > 0 {
-            self.delivered_ns = self.now.ns();
+            self.sk.delivered_mstamp_ns = self.now.ns();
         }
         rs.acked_sacked = delivered;
         rs.losses = lost;
@@ -448,7 +470,8 @@ impl Endpoint {
         rs.delivered = self.sk.delivered.wrapping_sub(rs.prior_delivered) as i32;
         let ack_us = (self.now_us().saturating_sub(prior_us)) as i64;
         rs.interval_us = rs.interval_us.max(ack_us);
-        if self.sk.min_rtt_us != u32::MAX && rs.interval_us < self.sk.min_rtt_us as i64 {
+        // tcp_min_rtt is ~0U before any RTT sample, which invalidates every sample.
+        if rs.interval_us < self.sk.min_rtt_us as i64 {
             rs.interval_us = -1;
         }
     }
@@ -540,7 +563,7 @@ impl Endpoint {
         if self.undo_marker == 0 {
             self.undo_marker = 1; // 0 means "no undo possible"
         }
-        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i32 } else { -1 };
+        self.undo_retrans = if self.sk.retrans_out > 0 { self.sk.retrans_out as i32 } else { -1 };
     }
 
     /// `tcp_enter_recovery`.
@@ -559,7 +582,7 @@ impl Endpoint {
 
     /// `tcp_any_retrans_done`.
     fn any_retrans_done(&self) -> bool {
-        self.retrans_out > 0 || self.rtx.front().is_some_and(|s| s.sacked & EVER_RETRANS != 0)
+        self.sk.retrans_out > 0 || self.rtx.front().is_some_and(|s| s.sacked & EVER_RETRANS != 0)
     }
 
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than our first retransmission, so
@@ -579,7 +602,7 @@ impl Endpoint {
             for s in self.rtx.iter_mut() {
                 s.sacked &= !LOST;
             }
-            self.lost_out = 0;
+            self.sk.lost_out = 0;
         }
         if self.prior_ssthresh != 0 {
             self.sk.snd_cwnd = self.cc.undo_cwnd(&mut self.sk);
@@ -636,7 +659,7 @@ impl Endpoint {
     fn try_undo_partial(&mut self, prior_snd_una: u32) -> bool {
         if self.undo_marker != 0 && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una);
-            if self.retrans_out > 0 {
+            if self.sk.retrans_out > 0 {
                 return true;
             }
             if !self.any_retrans_done() {
@@ -675,11 +698,11 @@ impl Endpoint {
 
     /// `tcp_time_to_recover`.
     fn time_to_recover(&self) -> bool {
-        if self.lost_out > 0 {
+        if self.sk.lost_out > 0 {
             return true;
         }
         // Without SACK (RACK needs SACK), the classic dupack threshold.
-        self.is_reno() && self.sacked_out + 1 > self.reordering
+        self.is_reno() && self.sk.sacked_out + 1 > self.reordering
     }
 
     /// `tcp_identify_packet_loss`.
@@ -690,11 +713,11 @@ impl Endpoint {
         if self.is_reno() {
             self.newreno_mark_lost(*flag & FLAG_SND_UNA_ADVANCED != 0);
         } else {
-            let prior_retrans = self.retrans_out;
+            let prior_retrans = self.sk.retrans_out;
             if self.rack_mark_lost() {
                 *flag &= !FLAG_SET_XMIT_TIMER;
             }
-            if prior_retrans > self.retrans_out {
+            if prior_retrans > self.sk.retrans_out {
                 *flag |= FLAG_LOST_RETRANS;
             }
         }
@@ -703,7 +726,7 @@ impl Endpoint {
     /// `tcp_newreno_mark_lost`.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let state = self.sk.ca_state;
-        if (state < CaState::Recovery && self.sacked_out >= self.reordering)
+        if (state < CaState::Recovery && self.sk.sacked_out >= self.reordering)
             || (state == CaState::Recovery && snd_una_advanced)
         {
             if self.rtx.front().is_some_and(|s| s.sacked & LOST == 0) {
@@ -717,14 +740,14 @@ impl Endpoint {
         if num_dupack == 0 {
             return;
         }
-        let prior = self.sacked_out;
-        self.sacked_out += num_dupack;
+        let prior = self.sk.sacked_out;
+        self.sk.sacked_out += num_dupack;
         // tcp_limit_reno_sacked
-        let holes = self.lost_out.max(1).min(self.sk.packets_out);
-        if self.sacked_out + holes > self.sk.packets_out {
-            self.sacked_out = self.sk.packets_out - holes;
+        let holes = self.sk.lost_out.max(1).min(self.sk.packets_out);
+        if self.sk.sacked_out + holes > self.sk.packets_out {
+            self.sk.sacked_out = self.sk.packets_out - holes;
         }
-        let d = self.sacked_out.saturating_sub(prior);
+        let d = self.sk.sacked_out.saturating_sub(prior);
         if d > 0 {
             self.count_delivered(d, ece);
         }
@@ -733,11 +756,11 @@ impl Endpoint {
     /// `tcp_remove_reno_sacks`.
     fn remove_reno_sacks(&mut self, acked: u32, ece: bool) {
         if acked > 0 {
-            self.count_delivered(acked.saturating_sub(self.sacked_out).max(1), ece);
-            if acked - 1 >= self.sacked_out {
-                self.sacked_out = 0;
+            self.count_delivered(acked.saturating_sub(self.sk.sacked_out).max(1), ece);
+            if acked - 1 >= self.sk.sacked_out {
+                self.sk.sacked_out = 0;
             } else {
-                self.sacked_out -= acked - 1;
+                self.sk.sacked_out -= acked - 1;
             }
         }
     }
@@ -756,7 +779,7 @@ impl Endpoint {
             if after(self.sk.snd_nxt, self.high_seq) && num_dupack > 0 {
                 self.add_reno_sack(num_dupack, flag & FLAG_ECE != 0);
             } else if flag & FLAG_SND_UNA_ADVANCED != 0 {
-                self.sacked_out = 0;
+                self.sk.sacked_out = 0;
             }
         }
         *rexmit = true;
@@ -765,8 +788,8 @@ impl Endpoint {
     /// `tcp_fastretrans_alert`: the loss-recovery state machine.
     fn fastretrans_alert(&mut self, prior_snd_una: u32, num_dupack: u32, flag: &mut u32, rexmit: &mut bool) {
         let ece_ack = *flag & FLAG_ECE != 0;
-        if self.sk.packets_out == 0 && self.sacked_out > 0 {
-            self.sacked_out = 0;
+        if self.sk.packets_out == 0 && self.sk.sacked_out > 0 {
+            self.sk.sacked_out = 0;
         }
         // A. ECE: a reduction is required, so undoing is not allowed.
         if ece_ack {
@@ -787,7 +810,7 @@ impl Endpoint {
                 }
                 CaState::Recovery => {
                     if self.is_reno() {
-                        self.sacked_out = 0;
+                        self.sk.sacked_out = 0;
                     }
                     if self.try_undo_recovery() {
                         return;
@@ -841,7 +864,7 @@ impl Endpoint {
     fn alert_default(&mut self, num_dupack: u32, flag: &mut u32, ece_ack: bool) -> bool {
         if self.is_reno() {
             if *flag & FLAG_SND_UNA_ADVANCED != 0 {
-                self.sacked_out = 0;
+                self.sk.sacked_out = 0;
             }
             self.add_reno_sack(num_dupack, ece_ack);
         }

@@ -17,7 +17,6 @@ mod conn;
 mod endpoint;
 mod info;
 mod input;
-mod minmax;
 mod output;
 mod rack;
 mod recv;
@@ -27,9 +26,9 @@ mod seq;
 mod timer;
 mod tlp;
 
+pub use ccsim_cc::MinMax;
 pub use config::{EcnMode, TcpConfig};
 pub use endpoint::{Endpoint, TcpState};
 pub use info::TcpInfo;
-pub use minmax::MinMax;
 pub use segment::{Ecn, Segment, TcpFlags, TcpOptions};
 pub use seq::{after, before};

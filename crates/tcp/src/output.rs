@@ -81,9 +81,9 @@ impl Endpoint {
                 sacked: 0,
                 tx_ns: now,
                 first_tx_ns: self.first_tx_ns,
-                delivered_ns: self.delivered_ns,
+                delivered_ns: self.sk.delivered_mstamp_ns,
                 delivered: self.sk.delivered,
-                app_limited: self.app_limited != 0,
+                app_limited: self.sk.app_limited != 0,
             };
             self.rtx.push_back(skb);
             self.transmit(seq, len, flags, false, out);
@@ -127,14 +127,14 @@ impl Endpoint {
         if self.sk.packets_out == 0 {
             let now = self.now.ns();
             self.first_tx_ns = now;
-            self.delivered_ns = now;
+            self.sk.delivered_mstamp_ns = now;
         }
     }
 
     /// `tcp_rate_check_app_limited`: mark the flight as application-limited.
     fn rate_check_app_limited(&mut self) {
-        if self.packets_in_flight() < self.sk.snd_cwnd && self.lost_out <= self.retrans_out {
-            self.app_limited = (self.sk.delivered + self.packets_in_flight()).max(1);
+        if self.packets_in_flight() < self.sk.snd_cwnd && self.sk.lost_out <= self.sk.retrans_out {
+            self.sk.app_limited = (self.sk.delivered + self.packets_in_flight()).max(1);
         }
     }
 
@@ -167,7 +167,7 @@ impl Endpoint {
             if self.packets_in_flight() >= self.sk.snd_cwnd {
                 break;
             }
-            if self.retrans_out >= self.lost_out {
+            if self.sk.retrans_out >= self.sk.lost_out {
                 break;
             }
             let sacked = self.rtx[i].sacked;
@@ -196,7 +196,7 @@ impl Endpoint {
     pub(crate) fn retransmit_skb(&mut self, idx: usize, out: &mut Vec<Segment>) {
         self.retransmit_skb_once(idx, out);
         self.rtx[idx].sacked |= SACKED_RETRANS;
-        self.retrans_out += 1;
+        self.sk.retrans_out += 1;
         if self.undo_retrans < 0 {
             self.undo_retrans = 0;
         }
@@ -213,8 +213,18 @@ impl Endpoint {
         } else {
             self.transmit(skb.seq, len, skb.tcp_flags, true, out);
         }
+        // tcp_rate_skb_sent (from __tcp_transmit_skb): the retransmission takes a fresh
+        // delivery-rate snapshot, as a new transmission would.
+        let (first_tx_ns, delivered_ns) = (self.first_tx_ns, self.sk.delivered_mstamp_ns);
+        let (delivered, app_limited) = (self.sk.delivered, self.sk.app_limited != 0);
         let s = &mut self.rtx[idx];
         s.tx_ns = now;
+        if skb.tcp_flags & TcpFlags::SYN == 0 {
+            s.first_tx_ns = first_tx_ns;
+            s.delivered_ns = delivered_ns;
+            s.delivered = delivered;
+            s.app_limited = app_limited;
+        }
         s.sacked |= EVER_RETRANS;
         self.stats.total_retrans += 1;
         self.stats.bytes_retrans += len as u64;
@@ -469,7 +479,7 @@ impl Endpoint {
     fn small_queue_check(&mut self, factor: u32) -> bool {
         let two_packets = 2 * (self.sk.mss_cache as u64 + 52);
         let mut limit = two_packets.max(self.sk.pacing_rate >> 10);
-        if !self.cfg.pacing {
+        if !self.needs_internal_pacing() {
             limit = limit.min(TCP_LIMIT_OUTPUT_BYTES);
         }
         limit <<= factor;
@@ -493,7 +503,7 @@ impl Endpoint {
             self.tsq_throttled = false;
             // tcp_tsq_write
             if self.is_established() {
-                if self.lost_out > self.retrans_out && self.sk.snd_cwnd > self.packets_in_flight() {
+                if self.sk.lost_out > self.sk.retrans_out && self.sk.snd_cwnd > self.packets_in_flight() {
                     self.xmit_retransmit_queue(out);
                 }
                 self.push_pending_frames(out);
@@ -501,18 +511,24 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_needs_internal_pacing`: pacing configured (`TcpConfig::pacing`), or requested by the
+    /// CC (`SK_PACING_NEEDED`, BBR). There is no fq qdisc, so TCP paces itself.
+    pub(crate) fn needs_internal_pacing(&self) -> bool {
+        self.cfg.pacing || self.sk.pacing_needed
+    }
+
     /// `tcp_pacing_check`: with internal pacing, is the next departure still in the future?
     fn pacing_blocked(&mut self) -> bool {
-        if !self.cfg.pacing || self.pacing_next <= self.now.ns() {
+        if !self.needs_internal_pacing() || self.sk.wstamp_ns <= self.now.ns() {
             return false;
         }
-        self.pacing_deadline = Some(SimTime(self.pacing_next));
+        self.pacing_deadline = Some(SimTime(self.sk.wstamp_ns));
         true
     }
 
     /// `tcp_update_skb_after_send`: advance the earliest departure time by len / pacing rate.
     fn pacing_after_send(&mut self, len: u32) {
-        if !self.cfg.pacing || len == 0 {
+        if !self.needs_internal_pacing() || len == 0 {
             return;
         }
         let rate = self.sk.pacing_rate;
@@ -520,10 +536,11 @@ impl Endpoint {
             return;
         }
         let len_ns = len as u64 * 1_000_000_000 / rate;
-        self.pacing_next = self.pacing_next.max(self.now.ns()) + len_ns;
+        self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns()) + len_ns;
     }
 
-    /// `tcp_update_pacing_rate`: 200 % of cwnd/srtt in slow start, 120 % afterwards.
+    /// `tcp_update_pacing_rate`: 200 % of cwnd/srtt in slow start, 120 % afterwards. Never
+    /// called for a CC with `cong_control` (BBR sets `pacing_rate` itself).
     pub(crate) fn update_pacing_rate(&mut self) {
         let sk = &self.sk;
         let mut rate = sk.mss_cache as u64 * ((1_000_000 / 100) << 3);

@@ -38,7 +38,7 @@ impl Endpoint {
             if self.sk.ca_state >= CaState::Recovery {
                 return 0;
             }
-            if self.sacked_out >= self.reordering {
+            if self.sk.sacked_out >= self.reordering {
                 return 0;
             }
         }
@@ -62,13 +62,13 @@ impl Endpoint {
             if s.sacked & SACKED_RETRANS != 0 {
                 // A retransmission lost again.
                 s.sacked &= !SACKED_RETRANS;
-                self.retrans_out -= 1;
-                self.lost += 1;
+                self.sk.retrans_out -= 1;
+                self.sk.lost += 1;
             }
         } else {
             s.sacked |= LOST;
-            self.lost_out += 1;
-            self.lost += 1;
+            self.sk.lost_out += 1;
+            self.sk.lost += 1;
         }
     }
 
@@ -90,7 +90,7 @@ impl Endpoint {
                 // The queue is in sequence order; without retransmissions in flight it is also
                 // in send order, so nothing further can have been sent before RACK's packet (the
                 // early exit of Linux's walk over the time-sorted list).
-                if self.retrans_out == 0 {
+                if self.sk.retrans_out == 0 {
                     break;
                 }
                 continue;
@@ -121,7 +121,7 @@ impl Endpoint {
 
     /// `tcp_rack_reo_timeout`.
     pub(crate) fn rack_reo_timeout(&mut self, out: &mut Vec<Segment>) {
-        let lost_before = self.lost;
+        let lost_before = self.sk.lost;
         let prior_inflight = self.packets_in_flight();
         // The slot still counts as holding the reordering timer while it is handled.
         self.xmit_timer = Some((self.now, XmitTimer::ReoTimeout));
@@ -130,7 +130,7 @@ impl Endpoint {
             if self.sk.ca_state != CaState::Recovery {
                 self.enter_recovery(false);
                 if !self.has_cong_control() {
-                    let newly_lost = self.lost - lost_before;
+                    let newly_lost = self.sk.lost - lost_before;
                     self.cwnd_reduction(1, newly_lost, 0);
                 }
             }

@@ -72,7 +72,9 @@ impl Endpoint {
     }
 
     /// `tcp_ack_update_rtt`: feed one RTT sample (sequence-based, or from the timestamp echo).
-    pub(crate) fn ack_update_rtt(&mut self, seq_rtt_us: i64, ca_rtt_us: i64, acked: bool) -> bool {
+    /// Returns the RTT for the rate sample (`rs->rtt_us`): `ca_rtt_us`, or the timestamp echo's
+    /// RTT when that replaced a missing sequence sample.
+    pub(crate) fn ack_update_rtt(&mut self, seq_rtt_us: i64, ca_rtt_us: i64, acked: bool) -> i64 {
         let (mut seq_rtt, mut ca_rtt) = (seq_rtt_us, ca_rtt_us);
         // RFC 7323: with no sequence sample, use the echoed timestamp on an ACK of new data
         // (tcp_rtt_tsopt_us: millisecond clock, a 0 ms delta counts as 1 ms).
@@ -86,7 +88,7 @@ impl Endpoint {
             }
         }
         if seq_rtt < 0 {
-            return false;
+            return ca_rtt;
         }
         // tcp_update_rtt_min takes the sample of the most recently sent packet.
         self.update_rtt_min(if ca_rtt >= 0 { ca_rtt } else { seq_rtt });
@@ -94,6 +96,6 @@ impl Endpoint {
         self.set_rto();
         // RFC 6298 5.7: a valid RTT sample resets the backoff.
         self.backoff = 0;
-        true
+        ca_rtt
     }
 }

@@ -150,7 +150,7 @@ impl Endpoint {
         self.sk.snd_cwnd = self.packets_in_flight() + 1;
         self.sk.snd_cwnd_cnt = 0;
         self.snd_cwnd_stamp = self.now.ns();
-        if self.sk.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.reordering {
+        if self.sk.ca_state <= CaState::Disorder && self.sk.sacked_out >= self.cfg.reordering {
             self.reordering = self.reordering.min(self.cfg.reordering);
         }
         self.set_ca_state(CaState::Loss);
@@ -164,7 +164,7 @@ impl Endpoint {
     fn timeout_mark_lost(&mut self) {
         let reneg = self.rtx.front().is_some_and(|s| s.sacked & SACKED_ACKED != 0);
         if reneg {
-            self.sacked_out = 0;
+            self.sk.sacked_out = 0;
         }
         let now_us = self.now_us();
         for i in 0..self.rtx.len() {
