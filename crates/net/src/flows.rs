@@ -10,6 +10,10 @@ pub enum FlowKind {
     Bulk { stop: Option<SimTime> },
     /// Send `bytes`, then close; the flow completes when all of it is acknowledged.
     Transfer { bytes: u64 },
+    /// Back-to-back RPCs over one connection: send `bytes`, wait until all of it is
+    /// acknowledged, send the next, until `stop` (or the end of the run). Each RPC's latency
+    /// (write to last byte acknowledged) is recorded.
+    Rpc { bytes: u64, stop: Option<SimTime> },
 }
 
 /// One TCP connection from `src` (the client, which sends) to `dst` (the server).
@@ -61,6 +65,8 @@ pub struct FlowRecord {
     pub fast_recoveries: u64,
     pub cwr_events: u64,
     pub completion: Option<SimTime>,
+    /// Latency of each completed RPC (RPC flows only).
+    pub rpc_latencies: Vec<SimTime>,
 }
 
 /// RTT samples of a ping probe (in seconds) and how many requests got no reply.

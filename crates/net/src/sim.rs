@@ -69,6 +69,9 @@ struct Conn {
     end: Option<SimTime>,
     completion: Option<SimTime>,
     started: bool,
+    /// RPC flows: when the current RPC was written, and the latencies of completed ones.
+    rpc_start: SimTime,
+    rpc_latencies: Vec<SimTime>,
 }
 
 /// One sample of a monitored port.
@@ -159,7 +162,7 @@ impl Sim {
             let server = Endpoint::listen(f.server.clone(), rng.next_u32());
             let flow_hash = rng.next_u32();
             q.schedule(f.start, Ev::FlowStart(i as u32));
-            if let FlowKind::Bulk { stop: Some(t) } = f.kind {
+            if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
                 q.schedule(t, Ev::FlowStop(i as u32));
             }
             conns.push(Conn {
@@ -172,6 +175,8 @@ impl Sim {
                 end: None,
                 completion: None,
                 started: false,
+                rpc_start: SimTime::ZERO,
+                rpc_latencies: Vec::new(),
             });
         }
         let pings = pings
@@ -464,11 +469,23 @@ impl Sim {
         if c.established.is_none() && c.client.is_established() {
             c.established = Some(now);
         }
-        if let FlowKind::Transfer { .. } = c.spec.kind {
-            if c.completion.is_none() && c.started && c.client.all_acked() {
-                c.completion = Some(now);
-                c.end = Some(now);
+        match c.spec.kind {
+            FlowKind::Transfer { .. } => {
+                if c.completion.is_none() && c.started && c.client.all_acked() {
+                    c.completion = Some(now);
+                    c.end = Some(now);
+                }
             }
+            FlowKind::Rpc { bytes, .. } => {
+                // The next RPC starts as soon as the previous one is acknowledged, until stopped.
+                if c.started && c.end.is_none() && !server && c.client.all_acked() {
+                    c.rpc_latencies.push(now - c.rpc_start);
+                    c.rpc_start = now;
+                    c.client.write(now, bytes, &mut self.out);
+                    return self.after_endpoint(ci, server, now);
+                }
+            }
+            FlowKind::Bulk { .. } => {}
         }
         self.resched(ci, server);
     }
@@ -504,6 +521,10 @@ impl Sim {
         match c.spec.kind {
             FlowKind::Bulk { .. } => c.client.write_forever(now, &mut self.out),
             FlowKind::Transfer { bytes } => c.client.write(now, bytes, &mut self.out),
+            FlowKind::Rpc { bytes, .. } => {
+                c.rpc_start = now;
+                c.client.write(now, bytes, &mut self.out)
+            }
         }
         c.client.connect(now, &mut self.out);
         self.after_endpoint(ci, false, now);
@@ -577,6 +598,7 @@ impl Sim {
                     fast_recoveries: st.fast_recoveries,
                     cwr_events: st.cwr_events,
                     completion: c.completion.map(|t| t - c.spec.start),
+                    rpc_latencies: c.rpc_latencies.clone(),
                 }
             })
             .collect()

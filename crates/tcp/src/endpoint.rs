@@ -137,6 +137,11 @@ pub struct Endpoint {
     pub(crate) fin_queued: bool,
     pub(crate) fin_sent: bool,
     pub(crate) rtx: VecDeque<TxSkb>,
+    /// `tsorted_sent_queue`: (seq, transmission time) of skbs in send order; entries whose skb
+    /// was acked, SACKed, marked lost or sent again are stale and skipped (RACK's walk).
+    pub(crate) tsorted: VecDeque<(u32, u64)>,
+    /// `retransmit_skb_hint`: no skb below this sequence waits for a retransmission.
+    pub(crate) rtx_hint: u32,
     pub(crate) snd_wnd: u32,
     pub(crate) snd_wscale: u8,
     pub(crate) snd_wl1: u32,
@@ -245,6 +250,8 @@ impl Endpoint {
             fin_queued: false,
             fin_sent: false,
             rtx: VecDeque::new(),
+            tsorted: VecDeque::new(),
+            rtx_hint: iss,
             snd_wnd: 0,
             snd_wscale: 0,
             snd_wl1: 0,
@@ -488,6 +495,12 @@ impl Endpoint {
     /// `tcp_init_congestion_control`, run when the connection becomes established.
     pub(crate) fn init_congestion_control(&mut self) {
         self.cc.init(&mut self.sk);
+    }
+
+    /// Index of the skb starting at `seq` in the retransmit queue.
+    pub(crate) fn rtx_index(&self, seq: u32) -> Option<usize> {
+        let i = self.rtx.partition_point(|s| crate::seq::before(s.seq, seq));
+        (i < self.rtx.len() && self.rtx[i].seq == seq).then_some(i)
     }
 
     pub(crate) fn queue_control_skb(&mut self, seq: u32, flags: u8) {

@@ -86,6 +86,7 @@ impl Endpoint {
                 app_limited: self.sk.app_limited != 0,
             };
             self.rtx.push_back(skb);
+            self.tsorted.push_back((seq, now));
             self.transmit(seq, len, flags, false, out);
             // tcp_event_new_data_sent
             self.sk.snd_nxt = end_seq;
@@ -159,7 +160,9 @@ impl Endpoint {
             return;
         }
         let mut rearm = false;
-        let mut i = 0;
+        // Resume at the hint: nothing below it waits for a retransmission.
+        let hint = self.rtx_hint;
+        let mut i = self.rtx.partition_point(|s| before(s.seq, hint));
         while i < self.rtx.len() {
             if self.pacing_blocked() {
                 break;
@@ -187,6 +190,7 @@ impl Endpoint {
             }
             i += 1;
         }
+        self.rtx_hint = self.rtx.get(i).map_or(self.sk.snd_nxt, |s| s.seq);
         if rearm {
             self.reset_rto_timer();
         }
@@ -226,6 +230,8 @@ impl Endpoint {
             s.app_limited = app_limited;
         }
         s.sacked |= EVER_RETRANS;
+        // tcp_update_skb_after_send: the skb moves to the tail of the time-sorted list.
+        self.tsorted.push_back((skb.seq, now));
         self.stats.total_retrans += 1;
         self.stats.bytes_retrans += len as u64;
         if self.retrans_stamp == 0 {

@@ -3,7 +3,7 @@
 
 use crate::endpoint::*;
 use crate::segment::Segment;
-use crate::seq::after;
+use crate::seq::{after, before};
 use ccsim_cc::CaState;
 use ccsim_engine::SimTime;
 
@@ -54,6 +54,10 @@ impl Endpoint {
 
     /// `tcp_mark_skb_lost`.
     pub(crate) fn mark_skb_lost(&mut self, idx: usize) {
+        let seq = self.rtx[idx].seq;
+        if before(seq, self.rtx_hint) {
+            self.rtx_hint = seq;
+        }
         let s = &mut self.rtx[idx];
         if s.sacked & SACKED_ACKED != 0 {
             return;
@@ -77,31 +81,40 @@ impl Endpoint {
         let reo_wnd = self.rack_reo_wnd();
         let now_us = self.now_us();
         let mut reo_timeout = 0u64;
-        for i in 0..self.rtx.len() {
+        // Walk the in-flight packets in send order; stop at the first one sent after RACK's.
+        // Stale entries walked over are dropped (Linux unlinks them eagerly), so each is
+        // visited once; kept entries are compacted towards the front.
+        let n = self.tsorted.len();
+        let (mut w, mut k) = (0, 0);
+        while k < n {
+            let (seq, tx) = self.tsorted[k];
+            let live = self.rtx_index(seq).filter(|&i| {
+                let s = &self.rtx[i];
+                // Stale: acked, SACKed, sent again since, or lost and not yet retransmitted.
+                s.tx_ns == tx
+                    && s.sacked & SACKED_ACKED == 0
+                    && !(s.sacked & LOST != 0 && s.sacked & SACKED_RETRANS == 0)
+            });
+            let Some(i) = live else {
+                k += 1;
+                continue;
+            };
             let s = self.rtx[i];
-            if s.sacked & SACKED_ACKED != 0 {
-                continue;
-            }
-            // Skip packets marked lost and not yet retransmitted.
-            if s.sacked & LOST != 0 && s.sacked & SACKED_RETRANS == 0 {
-                continue;
-            }
             if !Self::rack_sent_after(self.rack_mstamp, s.tx_ns, self.rack_end_seq, s.end_seq) {
-                // The queue is in sequence order; without retransmissions in flight it is also
-                // in send order, so nothing further can have been sent before RACK's packet (the
-                // early exit of Linux's walk over the time-sorted list).
-                if self.sk.retrans_out == 0 {
-                    break;
-                }
-                continue;
+                break;
             }
             let remaining = self.rack_skb_timeout(i, now_us, reo_wnd);
             if remaining <= 0 {
+                // Lost and waiting for a retransmission: off the time-sorted list.
                 self.mark_skb_lost(i);
             } else {
                 reo_timeout = reo_timeout.max(remaining as u64);
+                self.tsorted[w] = self.tsorted[k];
+                w += 1;
             }
+            k += 1;
         }
+        self.tsorted.drain(w..k);
         reo_timeout
     }
 
