@@ -3,6 +3,7 @@
 //! (within the stated tolerance), `shape` (the seed's qualitative claim holds), or
 //! `not reproduced` (with the reason).
 
+mod bbr;
 mod convergence;
 mod freebsd;
 mod incast;
@@ -105,6 +106,20 @@ const CATALOG: &[Experiment] = &[
         source: "linux-dctcp-commits.txt, commit e3118e8359",
         setup: convergence::SETUP,
         run: convergence::run,
+    },
+    Experiment {
+        name: bbr::LOSS,
+        title: "BBR vs CUBIC under 1 % random loss at 10 Gb/s, 100 ms RTT (Linux BBR merge commit)",
+        source: "linux-bbr-and-inet-diag-commits.txt, commit 0f8782ea1497",
+        setup: bbr::LOSS_SETUP,
+        run: bbr::run_loss,
+    },
+    Experiment {
+        name: bbr::BLOAT,
+        title: "BBR vs CUBIC with a 1000-packet buffer at 10 Mb/s, 40 ms RTT (Linux BBR merge commit)",
+        source: "linux-bbr-and-inet-diag-commits.txt, commit 0f8782ea1497",
+        setup: bbr::BLOAT_SETUP,
+        run: bbr::run_bloat,
     },
     Experiment {
         name: freebsd::BULK,
