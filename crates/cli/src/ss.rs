@@ -2,8 +2,9 @@
 //! its TCP sockets the way iproute2's `ss -tin` does.
 //!
 //! Every flow has two sockets: the client (the sender) and the server's accepted socket (in ccsim
-//! the listener turns into it). Hosts get IPv4 addresses 10.0.0.N in topology host order; ports
-//! come from the flow (`src_port`, `dst_port`).
+//! the listener turns into it). Hosts get IPv4 addresses 10.0.0.N in topology host order
+//! ([`ccsim_scenario::host_addresses`], the numbering `[[base_rtt]]` rules match); ports come from
+//! the flow (`src_port`, `dst_port`).
 //!
 //! The info line follows `tcp_show_info` of the ss that printed the DCTCP merge commit's example
 //! (iproute2 907e1aca, "ss: output dctcp diag information", the seed e3118e8359):
@@ -15,6 +16,14 @@
 //! `rcv_rtt`, `rcv_space`, `lastsnd`/`lastrcv`/`lastack` or delivery rate, so those never appear.
 //! Times are in milliseconds printed with C's `%g`, rates with that ss's `sprint_bw` (`%.1fM`).
 //!
+//! Other CCs' diag attributes are treated as today's `tcp_show_info` / `tcp_stats_print` treat
+//! them. BBR's `tcp_bbr_info` prints as `bbr:(bw:RATEbps,mrtt:MS,pacing_gain:G,cwnd_gain:G)`
+//! (bw = `bbr_bw_hi << 32 | bbr_bw_lo` bytes/s × 8, min RTT in ms, gains / 256, each gain only
+//! when non-zero), right after the DCTCP info and before `send`, where ss puts it. TCP-NV answers
+//! with a `tcpvegas_info` (`INET_DIAG_VEGASINFO`), of which ss prints no field: when
+//! `tcpv_enabled` and `tcpv_rtt` is neither 0 nor 0x7fffffff, `send` is computed from `tcpv_rtt`
+//! (NV's averaged RTT) instead of srtt. `--json` carries both structures (`bbr`, `vegas`).
+//!
 //! Filters are a subset of ss's grammar (misc/ssfilter.y): `state`/`exclude` as in ss (default:
 //! every state but listening, closed, time-wait and syn-recv), `sport`/`dport` with `=`, `!=`,
 //! `<`, `<=`, `>`, `>=`, `src`/`dst` with an address, prefix, host name and/or port, `dev` (the
@@ -25,7 +34,7 @@
 use crate::{take_flag, take_opt};
 use ccsim_cc::{CcInfo, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_net::{NodeId, NodeKind, Sim};
+use ccsim_net::{NodeId, Sim};
 use ccsim_scenario as scenario;
 use ccsim_tcp::{TcpInfo, TcpState};
 use serde::Serialize;
@@ -91,7 +100,8 @@ fn secs(t: SimTime) -> String {
 
 // ---- sockets ----
 
-/// Host names and their addresses (10.0.0.N in topology host order).
+/// Host names and their addresses (10.0.0.N in topology host order, as the scenario crate
+/// numbers them).
 struct Hosts {
     /// Per node: the address if it is a host.
     addr: Vec<Option<u32>>,
@@ -100,19 +110,8 @@ struct Hosts {
 
 impl Hosts {
     fn new(topo: &ccsim_net::Topology) -> Hosts {
-        let mut n = 0u32;
-        let mut addr = Vec::new();
-        let mut names = Vec::new();
-        for (name, kind) in topo.names.iter().zip(&topo.kinds) {
-            if *kind == NodeKind::Host {
-                n += 1;
-                let a = u32::from(Ipv4Addr::new(10, 0, 0, 0)) + n;
-                addr.push(Some(a));
-                names.push((name.clone(), a));
-            } else {
-                addr.push(None);
-            }
-        }
+        let addr = scenario::host_addresses(topo);
+        let names = topo.names.iter().zip(&addr).filter_map(|(name, a)| a.map(|a| (name.clone(), a))).collect();
         Hosts { addr, names }
     }
     fn of(&self, n: NodeId) -> u32 {
@@ -229,6 +228,12 @@ struct Info {
     ab_tot: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fallback_mode: Option<bool>,
+    /// BBR's `tcp_bbr_info`, as ss prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bbr: Option<BbrView>,
+    /// TCP-NV's `tcpvegas_info` as the kernel exports it (ss prints none of it; see `send`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vegas: Option<VegasView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     send: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -270,6 +275,41 @@ struct Info {
     minrtt: Option<f64>,
 }
 
+/// `bbr:(bw:...,mrtt:...,pacing_gain:...,cwnd_gain:...)`: bw in bits per second, mrtt in ms,
+/// gains as factors (absent when the module reports 0, as ss leaves them out).
+#[derive(Serialize, Debug, PartialEq)]
+struct BbrView {
+    bw: f64,
+    mrtt: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pacing_gain: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cwnd_gain: Option<f64>,
+}
+
+impl BbrView {
+    fn text(&self) -> String {
+        let mut o = format!("bbr:(bw:{}bps,mrtt:{}", sprint_bw(self.bw), fmt_g(self.mrtt));
+        if let Some(g) = self.pacing_gain {
+            o += &format!(",pacing_gain:{}", fmt_g(g));
+        }
+        if let Some(g) = self.cwnd_gain {
+            o += &format!(",cwnd_gain:{}", fmt_g(g));
+        }
+        o + ")"
+    }
+}
+
+/// `struct tcpvegas_info`, raw: `tcpv_enabled`, `tcpv_rttcnt`, `tcpv_rtt` and `tcpv_minrtt` (µs;
+/// NV reports its averaged RTT and its min RTT, 0xffffffff before the first sample).
+#[derive(Serialize, Debug, PartialEq)]
+struct VegasView {
+    enabled: bool,
+    rttcnt: u32,
+    rtt_us: u32,
+    minrtt_us: u32,
+}
+
 fn nz<T: Default + PartialEq>(v: T) -> Option<T> {
     (v != T::default()).then_some(v)
 }
@@ -277,6 +317,13 @@ fn nz<T: Default + PartialEq>(v: T) -> Option<T> {
 impl Info {
     /// What `tcp_show_info` takes from `tcp_info` and the CC's diag attribute, under ss's conditions.
     fn of(t: &TcpInfo) -> Info {
+        // The RTT `send` is computed from: srtt, or a Vegas-style module's RTT (tcp_show_info).
+        let mut rtt = f64::from(t.rtt_us);
+        if let CcInfo::Vegas { enabled: true, rtt: v, .. } = t.cc_info {
+            if v != 0 && v != 0x7fff_ffff {
+                rtt = f64::from(v);
+            }
+        }
         let mut i = Info {
             cc: t.cc,
             wscale: t.wscale_ok.then_some([t.snd_wscale, t.rcv_wscale]),
@@ -290,8 +337,8 @@ impl Info {
             cwnd: nz(t.snd_cwnd),
             // ss omits ssthresh while it is "infinite" (>= 0xFFFF).
             ssthresh: (t.snd_ssthresh < 0xFFFF).then_some(t.snd_ssthresh),
-            send: (t.rtt_us != 0 && t.snd_mss != 0 && t.snd_cwnd != 0)
-                .then(|| t.snd_cwnd as f64 * t.snd_mss as f64 * 8_000_000.0 / t.rtt_us as f64),
+            send: (rtt > 0.0 && t.snd_mss != 0 && t.snd_cwnd != 0)
+                .then(|| t.snd_cwnd as f64 * t.snd_mss as f64 * 8_000_000.0 / rtt),
             pacing_rate: (t.pacing_rate != 0 && t.pacing_rate != u64::MAX).then_some(t.pacing_rate as f64 * 8.0),
             unacked: nz(t.unacked),
             retrans: (t.retrans != 0 || t.total_retrans != 0).then_some([t.retrans as u64, t.total_retrans]),
@@ -312,13 +359,31 @@ impl Info {
             minrtt: (t.min_rtt_us != 0).then(|| t.min_rtt_us as f64 / 1000.0),
             ..Info::default()
         };
-        // `tcp_dctcp_info` (INET_DIAG_DCTCPINFO); other modules export nothing ss prints.
-        if let CcInfo::Dctcp { enabled, ce_state, alpha, ab_ecn, ab_tot } = t.cc_info {
-            if enabled {
-                (i.ce_state, i.alpha, i.ab_ecn, i.ab_tot) = (Some(ce_state), Some(alpha), Some(ab_ecn), Some(ab_tot));
-            } else {
-                i.fallback_mode = Some(true);
+        match t.cc_info {
+            // `tcp_dctcp_info` (INET_DIAG_DCTCPINFO).
+            CcInfo::Dctcp { enabled, ce_state, alpha, ab_ecn, ab_tot } => {
+                if enabled {
+                    (i.ce_state, i.alpha, i.ab_ecn, i.ab_tot) =
+                        (Some(ce_state), Some(alpha), Some(ab_ecn), Some(ab_tot));
+                } else {
+                    i.fallback_mode = Some(true);
+                }
             }
+            // `tcp_bbr_info` (INET_DIAG_BBRINFO): bw in bytes per second, split in two halves.
+            CcInfo::Bbr { bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain } => {
+                let bw = (u64::from(bw_hi) << 32) | u64::from(bw_lo);
+                i.bbr = Some(BbrView {
+                    bw: bw as f64 * 8.0,
+                    mrtt: f64::from(min_rtt) / 1000.0,
+                    pacing_gain: (pacing_gain != 0).then(|| f64::from(pacing_gain) / 256.0),
+                    cwnd_gain: (cwnd_gain != 0).then(|| f64::from(cwnd_gain) / 256.0),
+                });
+            }
+            // `tcpvegas_info` (INET_DIAG_VEGASINFO): only `send` above uses it.
+            CcInfo::Vegas { enabled, rttcnt, rtt, minrtt } => {
+                i.vegas = Some(VegasView { enabled, rttcnt, rtt_us: rtt, minrtt_us: minrtt });
+            }
+            CcInfo::None => {}
         }
         i
     }
@@ -360,6 +425,9 @@ impl Info {
         }
         if self.fallback_mode == Some(true) {
             put("fallback_mode".into());
+        }
+        if let Some(b) = &self.bbr {
+            put(b.text());
         }
         if let Some(v) = self.send {
             put(format!("send {}bps", sprint_bw(v)));
@@ -918,6 +986,49 @@ mod tests {
             Info::of(&t).line(),
             " dctcp wscale:7,7 rto:203 rtt:2.349/0.026 mss:1448 cwnd:2054 ssthresh:1102 ce_state 0 alpha 15 ab_ecn 0 \
              ab_tot 735584 send 10129.2Mbps pacing_rate 20254.1Mbps unacked:1822 retrans:0/15 reordering:101"
+        );
+    }
+
+    /// BBR's `tcp_bbr_info` as today's ss prints it (`bbr:(bw:328.6Mbps,mrtt:0.149,
+    /// pacing_gain:2.88672,cwnd_gain:2.88672)` in STARTUP), after ssthresh and before send.
+    #[test]
+    fn bbr_info_prints_like_ss() {
+        let bw: u64 = 41_075_000; // bytes per second: 328.6 Mbit/s
+        let mut t =
+            info("bbr", CcInfo::Bbr { bw_lo: bw as u32, bw_hi: 0, min_rtt: 149, pacing_gain: 739, cwnd_gain: 739 });
+        t.ato_us = 0;
+        assert_eq!(
+            Info::of(&t).line(),
+            " bbr wscale:7,7 rto:201 rtt:0.711/1.327 mss:1448 cwnd:10 ssthresh:1102 \
+             bbr:(bw:328.6Mbps,mrtt:0.149,pacing_gain:2.88672,cwnd_gain:2.88672) send 162.9Mbps pacing_rate 325.5Mbps"
+        );
+        // bw_hi is the upper half of the 64-bit rate; zero gains are left out, as ss does.
+        t.cc_info = CcInfo::Bbr { bw_lo: 0, bw_hi: 1, min_rtt: 10_000, pacing_gain: 256, cwnd_gain: 0 };
+        let i = Info::of(&t);
+        assert_eq!(i.bbr.as_ref().unwrap().bw, (1u64 << 32) as f64 * 8.0);
+        assert!(i.line().contains(" bbr:(bw:34359.7Mbps,mrtt:10,pacing_gain:1) send "), "{}", i.line());
+    }
+
+    /// ss prints no field of `tcpvegas_info`; it computes `send` from `tcpv_rtt` when the module
+    /// is enabled and the RTT is neither 0 nor 0x7fffffff.
+    #[test]
+    fn vegas_info_only_changes_the_rtt_of_send() {
+        let srtt = info("nv", CcInfo::Vegas { enabled: true, rttcnt: 3, rtt: 0, minrtt: 80 });
+        let l = Info::of(&srtt).line();
+        assert!(l.contains(" send 162.9Mbps "), "{l}");
+        assert!(!l.contains("80") && !l.contains("vegas") && !l.contains("minrtt"), "{l}");
+        let t = info("nv", CcInfo::Vegas { enabled: true, rttcnt: 3, rtt: 1448, minrtt: 80 });
+        assert!(Info::of(&t).line().contains(" send 80.0Mbps "), "{}", Info::of(&t).line());
+        for v in [
+            CcInfo::Vegas { enabled: false, rttcnt: 3, rtt: 1448, minrtt: 80 },
+            CcInfo::Vegas { enabled: true, rttcnt: 3, rtt: 0x7fff_ffff, minrtt: 80 },
+        ] {
+            assert!(Info::of(&info("nv", v)).line().contains(" send 162.9Mbps "));
+        }
+        assert_eq!(
+            Info::of(&t).vegas,
+            Some(VegasView { enabled: true, rttcnt: 3, rtt_us: 1448, minrtt_us: 80 }),
+            "JSON carries the raw structure"
         );
     }
 

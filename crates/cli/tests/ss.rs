@@ -1,6 +1,8 @@
 //! `ccsim ss` end to end: the socket list of a running scenario in `ss -tin` form, with the
 //! info-line field order of the DCTCP merge commit (e3118e8359), its fallback to dctcp-reno when
-//! ECN is not negotiated, ss filters and JSON.
+//! ECN is not negotiated, ss filters and JSON; BBR's `bbr:(...)` info, TCP-NV's vegas info with a
+//! `[[base_rtt]]` rule reaching only the connections it matches, and `ccsim check` round trips of
+//! `[tcp.bbr]` / `[tcp.nv]`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -417,4 +419,190 @@ fn json_lists_the_same_sockets() {
     assert_eq!(c[0]["dev"], "a");
     let f: serde_json::Value = serde_json::from_str(&ok(&[&d, "--at", "2s", "--json", "dport", "=", ":5001"])).unwrap();
     assert_eq!(f.as_array().unwrap().len(), 2);
+}
+
+/// Run `ccsim check`, expect success, return stdout.
+fn check(path: &str) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_ccsim")).arg("check").arg(path).output().unwrap();
+    assert!(o.status.success(), "ccsim check {path} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `ccsim check` prints `[tcp.bbr]` and `[tcp.nv]` with Linux's values, and its output checks to
+/// the same text again.
+fn assert_check_round_trips(name: &str, path: &str) {
+    let text = check(path);
+    for line in ["[tcp.bbr]", "high_gain = 739", "cwnd_gain = 512", "[tcp.nv]", "nv_pad = 10", "nv_rtt_min_cnt = 2"] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
+    }
+    let again = scenario(name, &text);
+    assert_eq!(check(&again), text);
+}
+
+/// One BBR and one CUBIC sender into `c` at 1 Gb/s, 50 µs per link.
+const BBR: &str = r#"
+[run]
+duration = "200ms"
+[tcp]
+cc = "bbr"
+[topology]
+type = "star"
+hosts = ["a", "b", "c"]
+rate = "1Gbps"
+delay = "50us"
+[[flows]]
+name = "bbr"
+src = "a"
+dst = "c"
+[[flows]]
+name = "cubic"
+src = "b"
+dst = "c"
+cc = "cubic"
+"#;
+
+/// The parts of `bbr:(bw:XXXbps,mrtt:X,pacing_gain:X,cwnd_gain:X)` as (key, value) pairs.
+fn bbr_parts(info: &[String]) -> Vec<(String, String)> {
+    let t = info.iter().find(|t| t.starts_with("bbr:(")).unwrap_or_else(|| panic!("no bbr:( in {info:?}"));
+    let inner = t.strip_prefix("bbr:(").and_then(|t| t.strip_suffix(')')).unwrap_or_else(|| panic!("{t}"));
+    inner
+        .split(',')
+        .map(|kv| {
+            let (k, v) = kv.split_once(':').unwrap_or_else(|| panic!("{kv} in {t}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn bbr_sockets_show_bbr_info_as_ss_prints_it() {
+    let path = scenario("bbr.toml", BBR);
+    let out = ok(&[&path, "--at", "100ms"]);
+    let socks = parse(&out);
+    assert_eq!(socks.len(), 4, "{out}");
+    let (sender, receiver) = (&socks[0], &socks[1]);
+    assert_eq!((sender.local.as_str(), receiver.local.as_str()), ("10.0.0.1:40000", "10.0.0.3:5001"));
+    for s in [sender, receiver] {
+        assert_eq!(s.info[0], "bbr", "{out}");
+        let parts = bbr_parts(&s.info);
+        let keys: Vec<&str> = parts.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["bw", "mrtt", "pacing_gain", "cwnd_gain"], "{out}");
+        assert!(parts[0].1.ends_with("bps"), "{out}");
+        for (_, v) in &parts[1..] {
+            assert!(v.parse::<f64>().unwrap() > 0.0, "{out}");
+        }
+        // Where ss prints it: after cwnd/ssthresh, before send and pacing_rate.
+        let f = fields(&s.info);
+        // (The first field is the cc name, also "bbr"; the info is the last.)
+        let pos = |n: &str| f.iter().rposition(|x| x == n).unwrap_or_else(|| panic!("{n} missing: {f:?}"));
+        assert!(pos("cwnd") < pos("bbr") && pos("bbr") < pos("send") && pos("send") < pos("pacing_rate"), "{f:?}");
+        assert_eq!(f.iter().filter(|x| *x == "bbr").count(), 2, "{f:?}");
+    }
+    // The sender has a bandwidth estimate (in Mbit/s, below the 1 Gb/s link) and its min RTT is
+    // the path's: at least tcp_info's minrtt, at most srtt.
+    let parts = bbr_parts(&sender.info);
+    let bw: f64 = parts[0].1.strip_suffix("Mbps").unwrap_or_else(|| panic!("{parts:?}")).parse().unwrap();
+    assert!(bw > 100.0 && bw < 1000.0, "{parts:?}");
+    let mrtt: f64 = parts[1].1.parse().unwrap();
+    let minrtt: f64 = value(&sender.info, "minrtt").unwrap().parse().unwrap();
+    let srtt: f64 = value(&sender.info, "rtt").unwrap().split('/').next().unwrap().parse().unwrap();
+    assert!(mrtt >= minrtt && mrtt <= srtt, "mrtt {mrtt}, minrtt {minrtt}, srtt {srtt}");
+    // The receiver never sent data: no bandwidth sample, still in STARTUP (gains 2.88672).
+    let r = bbr_parts(&receiver.info);
+    assert_eq!((r[0].1.as_str(), r[2].1.as_str(), r[3].1.as_str()), ("0bps", "2.88672", "2.88672"));
+    // CUBIC sockets have no bbr info.
+    for s in &socks[2..] {
+        assert_eq!(s.info[0], "cubic");
+        assert!(!s.info.iter().any(|t| t.starts_with("bbr:")), "{out}");
+    }
+    assert_eq!(parse(&ok(&[&path, "--at", "100ms", "cc", "bbr"])).len(), 2);
+    // JSON: bw in bit/s, mrtt in ms, gains as factors.
+    let v: serde_json::Value = serde_json::from_str(&ok(&[&path, "--at", "100ms", "--json"])).unwrap();
+    let b = &v[0]["info"]["bbr"];
+    assert!((b["bw"].as_f64().unwrap() / 1e6 - bw).abs() < 0.051, "{b}");
+    assert_eq!(b["mrtt"].as_f64().unwrap(), mrtt);
+    assert_eq!(b["cwnd_gain"].as_f64().unwrap().to_string(), parts[3].1);
+    assert!(v[2]["info"].get("bbr").is_none());
+    assert_check_round_trips("bbr-resolved.toml", &path);
+}
+
+/// Two NV senders into `c`; the base-RTT rule (tcp_basertt_kern.c's 80 µs) covers a's
+/// connections to c only.
+const NV: &str = r#"
+[run]
+duration = "200ms"
+[tcp]
+cc = "nv"
+[topology]
+type = "star"
+hosts = ["a", "b", "c"]
+rate = "1Gbps"
+delay = "50us"
+[[flows]]
+name = "near"
+src = "a"
+dst = "c"
+[[flows]]
+name = "far"
+src = "b"
+dst = "c"
+[[base_rtt]]
+base_rtt = "80us"
+cc = "nv"
+src = ["a"]
+dst = ["c"]
+"#;
+
+#[test]
+fn nv_sockets_show_vegas_info_and_the_base_rtt_reaches_the_matching_flow_only() {
+    let path = scenario("nv.toml", NV);
+    let out = ok(&[&path, "--at", "100ms"]);
+    let socks = parse(&out);
+    assert_eq!(socks.len(), 4, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&ok(&[&path, "--at", "100ms", "--json"])).unwrap();
+    let a = v.as_array().unwrap();
+    assert_eq!(a.len(), 4);
+    for (j, s) in a.iter().zip(&socks) {
+        // ss prints the cc name and nothing of tcpvegas_info ...
+        assert_eq!(s.info[0], "nv", "{out}");
+        for t in &s.info[1..] {
+            assert!(!t.starts_with("rttcnt") && !t.starts_with("vegas") && !t.starts_with("nv"), "{out}");
+        }
+        // ... but computes `send` from tcpv_rtt when NV has one, else from srtt.
+        let vegas = &j["info"]["vegas"];
+        assert_eq!(vegas["enabled"], true, "{j}");
+        let info = &j["info"];
+        let rtt_us = match vegas["rtt_us"].as_u64().unwrap() {
+            0 => info["rtt"].as_f64().unwrap() * 1000.0,
+            r => r as f64,
+        };
+        let send = info["cwnd"].as_f64().unwrap() * info["mss"].as_f64().unwrap() * 8e6 / rtt_us;
+        assert!((info["send"].as_f64().unwrap() - send).abs() < 1.0, "{j}");
+        assert_eq!(value(&s.info, "send").unwrap(), format!("{:.1}Mbps", send / 1e6));
+    }
+    // The rule: NV bounds its min RTT by the base RTT, so the near sender's min RTT is 80 µs
+    // although the path's is about 200 µs (tcp_info's minrtt); the far sender has no base RTT.
+    let minrtt_us = |i: usize| a[i]["info"]["vegas"]["minrtt_us"].as_u64().unwrap();
+    assert_eq!((a[0]["flow"].as_str(), a[0]["side"].as_str()), (Some("near"), Some("client")));
+    assert_eq!(minrtt_us(0), 80, "{}", a[0]);
+    assert!(a[0]["info"]["minrtt"].as_f64().unwrap() > 0.15, "{}", a[0]);
+    assert_eq!((a[2]["flow"].as_str(), a[2]["side"].as_str()), (Some("far"), Some("client")));
+    assert!(minrtt_us(2) > 150 && minrtt_us(2) < 1000, "{}", a[2]);
+    // Receivers never sample an RTT: NV's min RTT stays at its initial 0xffffffff.
+    assert_eq!((minrtt_us(1), minrtt_us(3)), (u32::MAX as u64, u32::MAX as u64));
+    // With the 80 µs target NV keeps the near sender's cwnd near nv_pad (10 packets) above what
+    // the rate needs; the far sender's window is larger.
+    let cwnd = |i: usize| a[i]["info"]["cwnd"].as_u64().unwrap();
+    assert!(cwnd(0) < cwnd(2), "near {} far {}", cwnd(0), cwnd(2));
+    assert_check_round_trips("nv-resolved.toml", &path);
+}
+
+#[test]
+fn base_rtt_rules_with_unknown_hosts_fail_naming_the_field() {
+    let path = scenario("nv-bad.toml", &NV.replace("dst = [\"c\"]\n", "dst = [\"c\", \"q\"]\n"));
+    let e = err(&[&path, "--at", "100ms"]);
+    assert!(
+        e.contains("field `base_rtt[0].dst`") && e.contains("unknown host \"q\"") && e.contains("\"a\", \"b\", \"c\""),
+        "{e}"
+    );
 }

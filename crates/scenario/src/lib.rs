@@ -4,12 +4,14 @@
 //! Errors name the file, the field and what is allowed; bad input never panics and never
 //! leaves a results directory behind.
 
+mod addr;
 mod build;
 mod error;
 mod results;
 pub mod spec;
 mod units;
 
+pub use addr::{host_addresses, host_ipv4};
 pub use build::{build, Built};
 pub use error::{Error, Result};
 pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, Summary};

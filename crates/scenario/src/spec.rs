@@ -3,6 +3,7 @@
 //! configuration (`config.resolved.toml`).
 
 use crate::units::Quantity;
+use ccsim_cc::{BbrParams, NvParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -30,6 +31,10 @@ pub struct Scenario {
     /// Generated traffic (added after `flows`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<Traffic>,
+    /// `[[base_rtt]]`: the BPF sock_ops program's replies to `BPF_SOCK_OPS_BASE_RTT`, as ordered
+    /// rules (the first that matches a connection decides; none: no reply).
+    #[serde(default)]
+    pub base_rtt: Vec<BaseRtt>,
     #[serde(default)]
     pub record: Record,
 }
@@ -58,7 +63,7 @@ impl Default for Run {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tcp {
-    /// Congestion control: "reno", "cubic" (default), "dctcp" or "freebsd-dctcp".
+    /// Congestion control: "reno", "cubic" (default), "dctcp", "freebsd-dctcp", "nv" or "bbr".
     #[serde(default = "d_cc")]
     pub cc: String,
     /// `net.ipv4.tcp_ecn`: "off", "on" or "passive" (default, Linux's 2).
@@ -111,6 +116,10 @@ pub struct Tcp {
     pub cubic: CubicSpec,
     #[serde(default)]
     pub freebsd_dctcp: FreebsdDctcpSpec,
+    #[serde(default)]
+    pub bbr: BbrSpec,
+    #[serde(default)]
+    pub nv: NvSpec,
 }
 
 impl Default for Tcp {
@@ -183,6 +192,181 @@ impl Default for CubicSpec {
     fn default() -> Self {
         toml::from_str("").expect("defaults")
     }
+}
+
+/// BBR v1 (`tcp_bbr.c`). Linux has these as `static const`s, not module parameters; every
+/// default is Linux's value, so an absent table is exactly Linux's BBR. Gains are in 1/256.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BbrSpec {
+    /// `bbr_high_gain`: STARTUP pacing and cwnd gain, 1..=1023 (default 739 = 2/ln 2 ≈ 2.885).
+    pub high_gain: u32,
+    /// `bbr_drain_gain`: DRAIN pacing gain, 1..=1023 (default 88 ≈ 1/2.885).
+    pub drain_gain: u32,
+    /// `bbr_cwnd_gain`: PROBE_BW cwnd gain, 1..=1023 (default 512 = 2.0).
+    pub cwnd_gain: u32,
+    /// `bbr_min_rtt_win_sec`: min_rtt filter window in seconds, 1..=2147483 (default 10).
+    pub min_rtt_win_sec: u32,
+    /// `bbr_probe_rtt_mode_ms`: time at `cwnd_min_target` in PROBE_RTT, ms (default 200; 0
+    /// disables PROBE_RTT).
+    pub probe_rtt_mode_ms: u32,
+    /// `bbr_cwnd_min_target`: cwnd floor and PROBE_RTT cwnd, packets, ≥ 1 (default 4).
+    pub cwnd_min_target: u32,
+    /// `bbr_extra_acked_gain`: weight of the ACK-aggregation allowance, 0..=1023 (default 256;
+    /// 0 turns it off).
+    pub extra_acked_gain: u32,
+    /// `bbr_pacing_margin_percent`: pace this many percent below the bandwidth estimate, 0..=99
+    /// (default 1).
+    pub pacing_margin_percent: u32,
+}
+
+impl Default for BbrSpec {
+    fn default() -> Self {
+        BbrSpec::from(&BbrParams::default())
+    }
+}
+
+impl From<&BbrParams> for BbrSpec {
+    fn from(p: &BbrParams) -> Self {
+        BbrSpec {
+            high_gain: p.high_gain,
+            drain_gain: p.drain_gain,
+            cwnd_gain: p.cwnd_gain,
+            min_rtt_win_sec: p.min_rtt_win_sec,
+            probe_rtt_mode_ms: p.probe_rtt_mode_ms,
+            cwnd_min_target: p.cwnd_min_target,
+            extra_acked_gain: p.extra_acked_gain,
+            pacing_margin_percent: p.pacing_margin_percent,
+        }
+    }
+}
+
+impl From<&BbrSpec> for BbrParams {
+    fn from(s: &BbrSpec) -> Self {
+        BbrParams {
+            high_gain: s.high_gain,
+            drain_gain: s.drain_gain,
+            cwnd_gain: s.cwnd_gain,
+            min_rtt_win_sec: s.min_rtt_win_sec,
+            probe_rtt_mode_ms: s.probe_rtt_mode_ms,
+            cwnd_min_target: s.cwnd_min_target,
+            extra_acked_gain: s.extra_acked_gain,
+            pacing_margin_percent: s.pacing_margin_percent,
+        }
+    }
+}
+
+/// TCP-NV (`tcp_nv.c`): every tunable under the kernel's own name. Linux exposes `nv_pad`,
+/// `nv_reset_period` and `nv_min_cwnd` as module parameters; the others are `static int`s of the
+/// file. Every default is Linux's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NvSpec {
+    /// Packets of queueing allowed per flow, 0..=65535 (default 10).
+    pub nv_pad: u32,
+    /// No growth once cwnd is this close to the target window, ≤ `nv_pad` (default 2).
+    pub nv_pad_buffer: u32,
+    /// Seconds between min-RTT restarts (drawn in [3/4, 5/4) of it), 0..=3360 (default 5).
+    pub nv_reset_period: u32,
+    /// NV's decreases never leave cwnd below this, packets, 1..=65535 (default 2).
+    pub nv_min_cwnd: u32,
+    /// Cut this many 128ths of the excess over the target window, 0..=128 (default 38).
+    pub nv_cong_dec_mult: u32,
+    /// On congestion ssthresh = factor · target / 8, 0..=255 (default 8).
+    pub nv_ssthresh_factor: u32,
+    /// Weight of a new sample in the RTT average, in 256ths, 0..=256 (default 128; 0: no
+    /// averaging).
+    pub nv_rtt_factor: u32,
+    /// On loss ssthresh = cwnd · factor / 1024, 0..=1024 (default 819 ≈ 80 %).
+    pub nv_loss_dec_factor: u32,
+    /// Uncongested decisions before a negative growth factor steps up (default 8; 0: never).
+    pub nv_cwnd_growth_rate_neg: u32,
+    /// Uncongested decisions before a non-negative growth factor steps up (default 0: never,
+    /// Reno-like growth).
+    pub nv_cwnd_growth_rate_pos: u32,
+    /// RTT samples before a decrease (default 60).
+    pub nv_dec_eval_min_calls: u32,
+    /// RTT samples before growth is allowed again (default 20).
+    pub nv_inc_eval_min_calls: u32,
+    /// RTT samples before leaving slow start on congestion (default 30).
+    pub nv_ssthresh_eval_min_calls: u32,
+    /// With too few samples to decrease, stop growth after this many RTTs (default 10).
+    pub nv_stop_rtt_cnt: u32,
+    /// RTTs before a congestion decision (default 2).
+    pub nv_rtt_min_cnt: u32,
+}
+
+impl Default for NvSpec {
+    fn default() -> Self {
+        NvSpec::from(&NvParams::default())
+    }
+}
+
+impl From<&NvParams> for NvSpec {
+    fn from(p: &NvParams) -> Self {
+        NvSpec {
+            nv_pad: p.nv_pad,
+            nv_pad_buffer: p.nv_pad_buffer,
+            nv_reset_period: p.nv_reset_period,
+            nv_min_cwnd: p.nv_min_cwnd,
+            nv_cong_dec_mult: p.nv_cong_dec_mult,
+            nv_ssthresh_factor: p.nv_ssthresh_factor,
+            nv_rtt_factor: p.nv_rtt_factor,
+            nv_loss_dec_factor: p.nv_loss_dec_factor,
+            nv_cwnd_growth_rate_neg: p.nv_cwnd_growth_rate_neg,
+            nv_cwnd_growth_rate_pos: p.nv_cwnd_growth_rate_pos,
+            nv_dec_eval_min_calls: p.nv_dec_eval_min_calls,
+            nv_inc_eval_min_calls: p.nv_inc_eval_min_calls,
+            nv_ssthresh_eval_min_calls: p.nv_ssthresh_eval_min_calls,
+            nv_stop_rtt_cnt: p.nv_stop_rtt_cnt,
+            nv_rtt_min_cnt: p.nv_rtt_min_cnt,
+        }
+    }
+}
+
+impl From<&NvSpec> for NvParams {
+    fn from(s: &NvSpec) -> Self {
+        NvParams {
+            nv_pad: s.nv_pad,
+            nv_pad_buffer: s.nv_pad_buffer,
+            nv_reset_period: s.nv_reset_period,
+            nv_min_cwnd: s.nv_min_cwnd,
+            nv_cong_dec_mult: s.nv_cong_dec_mult,
+            nv_ssthresh_factor: s.nv_ssthresh_factor,
+            nv_rtt_factor: s.nv_rtt_factor,
+            nv_loss_dec_factor: s.nv_loss_dec_factor,
+            nv_cwnd_growth_rate_neg: s.nv_cwnd_growth_rate_neg,
+            nv_cwnd_growth_rate_pos: s.nv_cwnd_growth_rate_pos,
+            nv_dec_eval_min_calls: s.nv_dec_eval_min_calls,
+            nv_inc_eval_min_calls: s.nv_inc_eval_min_calls,
+            nv_ssthresh_eval_min_calls: s.nv_ssthresh_eval_min_calls,
+            nv_stop_rtt_cnt: s.nv_stop_rtt_cnt,
+            nv_rtt_min_cnt: s.nv_rtt_min_cnt,
+        }
+    }
+}
+
+/// One `[[base_rtt]]` rule: the scenario-level stand-in for a BPF sock_ops program answering
+/// `BPF_SOCK_OPS_BASE_RTT` (the kernel's sample `samples/bpf/tcp_basertt_kern.c` answers 80 µs
+/// for "nv" connections within one datacenter). A connection matches when its congestion
+/// control is `cc`, its local host is in `src` and its peer in `dst` (each absent: any). For
+/// every flow both ends are looked up: the client (local `src`, peer `dst` of the flow) and the
+/// server (local the flow's `dst`, peer its `src`). The first matching rule sets that end's
+/// base RTT; only TCP-NV reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaseRtt {
+    /// The reply: a duration, a whole number of microseconds, 1us ..< 4.29s (e.g. "80us").
+    pub base_rtt: Quantity,
+    /// Only connections using this congestion control (as `tcp.cc`); absent: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// Hosts whose connections the rule answers (the local end); absent: every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<Vec<String>>,
+    /// Peers the rule answers for (the remote end); absent: every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<Vec<String>>,
 }
 
 /// A port queue: one or more classes, picked by DSCP.
