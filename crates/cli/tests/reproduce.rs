@@ -23,6 +23,9 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
     assert_eq!(count("freebsd-bulk"), 8);
     assert_eq!(count("bbr-random-loss"), 3);
     assert_eq!(count("bbr-bufferbloat"), 4);
+    assert_eq!(count("nv-single"), 4);
+    assert_eq!(count("nv-2to1"), 7);
+    assert_eq!(count("nv-3x6"), 9);
     assert_eq!(count("freebsd-incast"), 2);
     for r in rows {
         for field in ["experiment", "metric", "seed", "ccsim", "verdict", "note"] {
@@ -41,6 +44,7 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
     assert_eq!(find("DCTCP and one-sided DCTCP beat NewReno on short-flow time, every size")["verdict"], "shape");
     assert_eq!(find("BBR ≥ 100× CUBIC under 1 % loss")["verdict"], "shape");
     assert_eq!(find("BBR median RTT ≥ 10× lower than CUBIC")["verdict"], "shape");
+    assert_eq!(find("NV's ping RTT far below CUBIC's")["verdict"], "shape");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Quick mode") && html.matches("<svg").count() >= 8, "report lacks figures");
     let _ = std::fs::remove_dir_all(&out);

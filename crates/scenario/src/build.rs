@@ -673,7 +673,23 @@ pub fn build(s: &Scenario) -> Result<Built> {
             server.ecn = ecn_mode(e, &format!("{field}.server_ecn"))?;
         }
         let start = duration(&f.start, &format!("{field}.start"), false)?;
-        let kind = match one_of(&f.kind, &format!("{field}.kind"), &["bulk", "transfer"])? {
+        let stop = match &f.stop {
+            Some(q) => {
+                let t = duration(q, &format!("{field}.stop"), true)?;
+                if t <= start {
+                    return Err(Error::new(format!("{field}.stop"), "must be after start"));
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        let kind = match one_of(&f.kind, &format!("{field}.kind"), &["bulk", "transfer", "rpc"])? {
+            "rpc" => {
+                let q = f.size.as_ref().ok_or_else(|| {
+                    Error::new(format!("{field}.size"), "an rpc flow needs the size of each request, e.g. \"10KB\"")
+                })?;
+                FlowKind::Rpc { bytes: bytes(q, &format!("{field}.size"))?, stop }
+            }
             "bulk" => {
                 if f.size.is_some() {
                     return Err(Error::new(
@@ -681,16 +697,6 @@ pub fn build(s: &Scenario) -> Result<Built> {
                         "a bulk flow has no size; use kind = \"transfer\"",
                     ));
                 }
-                let stop = match &f.stop {
-                    Some(q) => {
-                        let t = duration(q, &format!("{field}.stop"), true)?;
-                        if t <= start {
-                            return Err(Error::new(format!("{field}.stop"), "must be after start"));
-                        }
-                        Some(t)
-                    }
-                    None => None,
-                };
                 FlowKind::Bulk { stop }
             }
             _ => {

@@ -16,6 +16,14 @@ pub struct ClassSummary {
     pub marks: u64,
 }
 
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RpcSummary {
+    pub completed: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
 /// Occupancy of one monitored port, in packets, over the samples after warm-up.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct QueueSummary {
@@ -52,6 +60,9 @@ pub struct FlowSummary {
     pub completion_s: Option<f64>,
     /// When the handshake completed (seconds since the start of the run), else null.
     pub established_s: Option<f64>,
+    /// RPC flows: requests completed, their mean and 99th-percentile latency (ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpc: Option<RpcSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -142,7 +153,6 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
             let end = r.end.unwrap_or(duration).min(duration);
             let active = end.saturating_sub(r.start).secs_f64();
             let goodput = if active > 0.0 { r.bytes_acked as f64 * 8.0 / active / 1e6 } else { 0.0 };
-            let _ = matches!(spec.kind, FlowKind::Transfer { .. });
             FlowSummary {
                 name: r.name,
                 cc: r.cc,
@@ -157,6 +167,16 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
                 cwr_events: r.cwr_events,
                 completion_s: r.completion.map(|t| round6(t.secs_f64())),
                 established_s: r.established.map(|t| round6(t.secs_f64())),
+                rpc: matches!(spec.kind, FlowKind::Rpc { .. }).then(|| {
+                    let ms: Vec<f64> = r.rpc_latencies.iter().map(|t| t.secs_f64() * 1e3).collect();
+                    let s = summarize(&ms);
+                    RpcSummary {
+                        completed: ms.len() as u64,
+                        mean_ms: round6(s.mean),
+                        p50_ms: round6(s.p50),
+                        p99_ms: round6(s.p99),
+                    }
+                }),
             }
         })
         .collect();

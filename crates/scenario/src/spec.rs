@@ -503,7 +503,9 @@ pub struct Flow {
     pub name: String,
     pub src: String,
     pub dst: String,
-    /// "bulk" (default: send until `stop` or the end) or "transfer" (send `size`, then close).
+    /// "bulk" (default: send until `stop` or the end), "transfer" (send `size`, then close) or
+    /// "rpc" (back-to-back requests of `size` bytes over one connection, each sent when the
+    /// previous one is acknowledged, until `stop`; per-request latency in summary.json).
     #[serde(default = "d_kind")]
     pub kind: String,
     #[serde(default = "d_zero")]

@@ -8,6 +8,7 @@ mod convergence;
 mod freebsd;
 mod incast;
 mod mininet;
+mod nv;
 mod synect;
 
 use crate::{take_flag, take_opt};
@@ -120,6 +121,27 @@ const CATALOG: &[Experiment] = &[
         source: "linux-bbr-and-inet-diag-commits.txt, commit 0f8782ea1497",
         setup: bbr::BLOAT_SETUP,
         run: bbr::run_bloat,
+    },
+    Experiment {
+        name: nv::SINGLE,
+        title: "TCP-NV with and without a BPF base RTT: one flow at 10 Gb/s (Linux NV base-RTT commit)",
+        source: "linux-tcp-nv-bpf-base-rtt.txt, commit 85cce2157816",
+        setup: nv::SETUP,
+        run: nv::run_single,
+    },
+    Experiment {
+        name: nv::TWO,
+        title: "TCP-NV with and without a BPF base RTT: two hosts into one (Linux NV base-RTT commit)",
+        source: "linux-tcp-nv-bpf-base-rtt.txt, commit 85cce2157816",
+        setup: nv::SETUP,
+        run: nv::run_two,
+    },
+    Experiment {
+        name: nv::SIX,
+        title: "TCP-NV with and without a BPF base RTT: 3 hosts x 6 flows with RPCs (Linux NV base-RTT commit)",
+        source: "linux-tcp-nv-bpf-base-rtt.txt, commit 85cce2157816",
+        setup: nv::SETUP,
+        run: nv::run_six,
     },
     Experiment {
         name: freebsd::BULK,
