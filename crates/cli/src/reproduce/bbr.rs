@@ -3,7 +3,7 @@
 //! bloated buffer (10 Mb/s, 40 ms RTT, 1000-packet buffer, 120 s: median RTT CUBIC 1.09 s,
 //! BBR 43 ms, both at full utilisation).
 
-use super::{figure, html_table, Ctx, ExpOutput, Row};
+use super::{figure, html_table, near, Ctx, ExpOutput, Row};
 use ccsim_report::{cdf_plot, summarize};
 use ccsim_scenario::Outcome;
 
@@ -102,7 +102,6 @@ pub fn run_loss(ctx: &Ctx) -> Result<ExpOutput, String> {
     let cubic = ctx.run(LOSS, "cubic", &loss_scenario("cubic", ctx.quick))?;
     let bbr = ctx.run(LOSS, "bbr", &loss_scenario("bbr", ctx.quick))?;
     let (gc, gb) = (goodput(&cubic), goodput(&bbr));
-    let near = |x: f64, seed: f64, tol: f64| (x - seed).abs() <= tol * seed;
     let rows = vec![
         Row::new(
             LOSS,
@@ -161,7 +160,6 @@ pub fn run_bloat(ctx: &Ctx) -> Result<ExpOutput, String> {
     let (rc, rb) = (rtts(&cubic), rtts(&bbr));
     let (mc, mb) = (summarize(&rc).p50, summarize(&rb).p50);
     let (uc, ub) = (cubic.summary.queues[0].utilisation, bbr.summary.queues[0].utilisation);
-    let near = |x: f64, seed: f64, tol: f64| (x - seed).abs() <= tol * seed;
     let rows = vec![
         Row::new(
             BLOAT,

@@ -189,7 +189,7 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
     let r = sweep(ctx, BULK, bulk)?;
     let last = sz.len() - 1;
     let (nr, dc, os) = (r[0][last].0, r[1][last].0, r[2][last].0);
-    let near = |x: Option<f64>, seed: f64, tol: f64| x.is_some_and(|v| (v - seed).abs() <= tol * seed);
+    let near = |x: Option<f64>, seed: f64, tol: f64| x.is_some_and(|v| super::near(v, seed, tol));
     let mut rows = vec![
         Row::new(
             BULK,

@@ -75,7 +75,7 @@ fn fmt(x: f64) -> String {
 
 /// A row comparing one statistic against the seed's value within a relative tolerance.
 fn num(metric: String, seed: f64, ours: f64, tol: f64, note: &str) -> Row {
-    let ok = (ours - seed).abs() <= tol * seed.abs().max(1e-9);
+    let ok = super::near(ours, seed, tol);
     Row::new(
         NAME,
         &metric,

@@ -201,6 +201,11 @@ switch_queue = "port"
     )
 }
 
+/// `x` is within `tol` (a fraction) of the seed's figure.
+pub fn near(x: f64, seed: f64, tol: f64) -> bool {
+    (x - seed).abs() <= tol * seed.abs().max(1e-9)
+}
+
 pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

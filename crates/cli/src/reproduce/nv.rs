@@ -2,7 +2,7 @@
 //! host, and 3 hosts × 6 flows (1 stream, 4 × 1 MB RPC, 1 × 10 KB RPC) into one host;
 //! CUBIC vs NV vs NV with base RTT 80 µs.
 
-use super::{html_table, Ctx, ExpOutput, Row};
+use super::{html_table, near, Ctx, ExpOutput, Row};
 use ccsim_report::summarize;
 use ccsim_scenario::Outcome;
 
@@ -90,10 +90,6 @@ fn gbps(o: &Outcome, prefix: &str) -> f64 {
 fn ping_ms(o: &Outcome) -> f64 {
     let all: Vec<f64> = o.sim.ping_records().iter().flat_map(|p| p.rtts.iter().map(|r| r * 1e3)).collect();
     summarize(&all).mean
-}
-
-fn near(x: f64, seed: f64, tol: f64) -> bool {
-    (x - seed).abs() <= tol * seed
 }
 
 fn fmt_ms(x: f64) -> String {
