@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod bench;
+mod emulate;
+mod fidelity;
 mod pdrill;
 mod reproduce;
 mod ss;
@@ -29,6 +31,16 @@ usage:
                                                 S2, S3 by default; smoke): data packets per CPU-second,
                                                 events per packet, peak RSS; each run in its own process
   ccsim bench --list                            list the benchmarks
+  ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--quiet]
+                                                run the scenario on this machine's kernel (root): network
+                                                namespaces, veth, HTB, BPF ECN marking, BPF DCTCP/NV;
+                                                results as `ccsim run` writes them, plus emulation.json
+  ccsim emulate --cleanup                       remove what an interrupted emulation left behind
+  ccsim compare DIR_A DIR_B [--json]            score two runs of one scenario (e.g. simulated vs
+                                                emulated): queue CDF distance, goodput ratio, cwnd/RTT
+  ccsim fidelity [--duration 10s] [--out DIR] [--json] [--no-1g]
+                                                simulator vs kernel (root) on the Mininet-HiFi network:
+                                                DCTCP, CUBIC, Reno, BBR at 100 Mb/s, CUBIC at 1 Gb/s
   ccsim help                                    this text
 ";
 
@@ -40,6 +52,9 @@ fn main() -> ExitCode {
         Some("reproduce") => reproduce::cmd(&args[1..]),
         Some("ss") => ss::cmd(&args[1..]),
         Some("bench") => bench::cmd(&args[1..]),
+        Some("emulate") => emulate::cmd_emulate(&args[1..]),
+        Some("compare") => emulate::cmd_compare(&args[1..]),
+        Some("fidelity") => fidelity::cmd(&args[1..]),
         Some("pdrill") => match pdrill::cmd(&args[1..]) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),

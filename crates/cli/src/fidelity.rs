@@ -1,0 +1,150 @@
+//! `ccsim fidelity`: the simulator against this machine's kernel on the Mininet-HiFi experiment
+//! (two senders into one 100 Mb/s port). For each congestion control, the same scenario is run
+//! by `ccsim run` and by `ccsim emulate`, and `ccsim compare` scores them; a 1 Gb/s CUBIC run
+//! checks the kernel path's inter-dequeue timing where the CPU becomes the limit.
+
+use crate::{take_flag, take_opt};
+use ccsim_emulate::compare::{compare, Comparison};
+use ccsim_scenario::{self as scenario, Scenario};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+const TCP: &str = include_str!("../../../scenarios/mininet-tcp.toml");
+const DCTCP: &str = include_str!("../../../scenarios/mininet-dctcp.toml");
+
+#[derive(Serialize)]
+struct Case {
+    name: String,
+    rate: String,
+    cc: String,
+    ecn: bool,
+    sim_goodput_mbps: f64,
+    emu_goodput_mbps: f64,
+    sim_queue_p50: f64,
+    emu_queue_p50: f64,
+    sim_queue_p99: f64,
+    emu_queue_p99: f64,
+    queue_cdf_distance_median: f64,
+    sim_utilisation: f64,
+    emu_utilisation: f64,
+    sim_retransmits: u64,
+    emu_retransmits: u64,
+    dequeue_within_10pct: Option<f64>,
+    dequeue_p99_deviation_pct: Option<f64>,
+    comparison: Comparison,
+}
+
+fn variant(base: &str, cc: &str, rate: &str, duration: &str) -> Result<Scenario, String> {
+    let mut s = scenario::parse(base, "mininet").map_err(|e| e.to_string())?;
+    s.tcp.cc = cc.into();
+    s.topology.rate = rate.into();
+    s.run.duration = duration.into();
+    Ok(s)
+}
+
+fn sim(s: &Scenario, out: &Path) -> Result<(), String> {
+    let built = scenario::build(s).map_err(|e| e.to_string())?;
+    let o = scenario::run_built(built, |_, _| {});
+    scenario::write_results(&o, &scenario::resolved_toml(s), out).map_err(|e| format!("{}: {e}", out.display()))
+}
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let mut args = args.to_vec();
+    let duration = take_opt(&mut args, "--duration")?.unwrap_or_else(|| "10s".into());
+    let out = PathBuf::from(take_opt(&mut args, "--out")?.unwrap_or_else(|| "results/fidelity".into()));
+    let json = take_flag(&mut args, "--json");
+    let no_1g = take_flag(&mut args, "--no-1g");
+    if !args.is_empty() {
+        return Err(format!(
+            "unexpected `{}`; usage: ccsim fidelity [--duration 10s] [--out DIR] [--json] [--no-1g]",
+            args[0]
+        ));
+    }
+    let mut plan: Vec<(&str, &str, &str, &str)> = vec![
+        ("dctcp-100m", DCTCP, "dctcp", "100Mbps"),
+        ("cubic-100m", TCP, "cubic", "100Mbps"),
+        ("reno-100m", TCP, "reno", "100Mbps"),
+        ("bbr-100m", TCP, "bbr", "100Mbps"),
+    ];
+    if !no_1g {
+        plan.push(("cubic-1g", TCP, "cubic", "1Gbps"));
+    }
+    let mut cases = Vec::new();
+    for (name, base, cc, rate) in plan {
+        let s = variant(base, cc, rate, &duration)?;
+        let dir = out.join(name);
+        let (sd, ed) = (dir.join("sim"), dir.join("emu"));
+        eprintln!("fidelity {name}: simulating");
+        sim(&s, &sd)?;
+        eprintln!("fidelity {name}: emulating on the kernel");
+        let opts = ccsim_emulate::Options { ignore_delay: true, ..Default::default() };
+        ccsim_emulate::emulate_scenario(&s, name, &ed, opts, &mut |_| {})?;
+        let c = compare(&sd, &ed)?;
+        let info: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(ed.join("emulation.json")).map_err(|e| format!("{}: {e}", ed.display()))?,
+        )
+        .map_err(|e| e.to_string())?;
+        let q = c.queues.iter().find(|q| q.port == "s->c").ok_or("no s->c queue in the results")?;
+        let d = q.occupancy.clone().ok_or("no queue samples")?;
+        let sum = |a: bool| c.flows.iter().map(|f| if a { f.a_goodput_mbps } else { f.b_goodput_mbps }).sum::<f64>();
+        let rt = |a: bool| c.flows.iter().map(|f| if a { f.a_retransmits } else { f.b_retransmits }).sum::<u64>();
+        cases.push(Case {
+            name: name.into(),
+            rate: rate.into(),
+            cc: cc.into(),
+            ecn: cc == "dctcp",
+            sim_goodput_mbps: sum(true),
+            emu_goodput_mbps: sum(false),
+            sim_queue_p50: d.a_p50,
+            emu_queue_p50: d.b_p50,
+            sim_queue_p99: d.a_p99,
+            emu_queue_p99: d.b_p99,
+            queue_cdf_distance_median: d.median,
+            sim_utilisation: q.a_utilisation,
+            emu_utilisation: q.b_utilisation,
+            sim_retransmits: rt(true),
+            emu_retransmits: rt(false),
+            dequeue_within_10pct: info["dequeue"]["within_10pct"].as_f64(),
+            dequeue_p99_deviation_pct: info["dequeue"]["deviation_p99_pct"].as_f64(),
+            comparison: c,
+        });
+    }
+    let table = render(&cases);
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::write(out.join("fidelity.md"), &table).map_err(|e| e.to_string())?;
+    let j = serde_json::to_string_pretty(&cases).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("fidelity.json"), j.clone() + "\n").map_err(|e| e.to_string())?;
+    if json {
+        println!("{j}");
+    } else {
+        print!("{table}");
+    }
+    Ok(())
+}
+
+fn render(cases: &[Case]) -> String {
+    let mut o = String::from(
+        "| case | goodput sim / kernel (Mb/s) | queue p50 sim / kernel | queue p99 sim / kernel | queue CDF distance (median, pkts) | utilisation sim / kernel | retransmits sim / kernel | dequeue gaps within 10% of ideal | p99 dequeue deviation |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for c in cases {
+        let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into());
+        o.push_str(&format!(
+            "| {} | {:.1} / {:.1} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} | {:.3} / {:.3} | {} / {} | {} | {} |\n",
+            c.name,
+            c.sim_goodput_mbps,
+            c.emu_goodput_mbps,
+            c.sim_queue_p50,
+            c.emu_queue_p50,
+            c.sim_queue_p99,
+            c.emu_queue_p99,
+            c.queue_cdf_distance_median,
+            c.sim_utilisation,
+            c.emu_utilisation,
+            c.sim_retransmits,
+            c.emu_retransmits,
+            pct(c.dequeue_within_10pct),
+            c.dequeue_p99_deviation_pct.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "-".into()),
+        ));
+    }
+    o
+}
