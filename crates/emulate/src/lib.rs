@@ -18,6 +18,7 @@ pub mod qpoll;
 pub mod results;
 pub mod run;
 pub mod sys;
+pub mod trace;
 pub mod traffic;
 
 pub use plan::Options;

@@ -40,6 +40,9 @@ pub struct EmulationInfo {
     pub interrupted: bool,
     pub notes: Vec<String>,
     pub dequeue: Option<DequeueCheck>,
+    /// `tcp_probe` events recorded (tcp_probe.csv) and lost to a full trace buffer.
+    pub tcp_probe_events: u64,
+    pub tcp_probe_overruns: u64,
     pub bpf: Option<crate::bpf::BpfCounters>,
     /// Per flow: the kernel congestion control on each end, and tcp_info at the end.
     pub flows: Vec<serde_json::Value>,
@@ -203,6 +206,26 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         std::fs::write(dir.join("cwnd.svg"), cwnd_plot.to_svg(900, 420))?;
     }
 
+    // Per-ACK congestion state.
+    if !r.probes.is_empty() {
+        let mut w = CsvWriter::new(
+            std::io::BufWriter::new(std::fs::File::create(dir.join("tcp_probe.csv"))?),
+            &["t_s", "flow", "cwnd", "ssthresh", "srtt_us", "snd_una"],
+        )?;
+        for (i, t, p) in &r.probes {
+            let Some(f) = plan.flows.get(*i) else { continue };
+            w.write_row(&[
+                (*t as f64 / 1e9).into(),
+                f.name.as_str().into(),
+                (p.snd_cwnd as f64).into(),
+                (p.ssthresh as f64).into(),
+                (p.srtt_us as f64).into(),
+                (p.snd_una as f64).into(),
+            ])?;
+        }
+        w.flush()?;
+    }
+
     // Pings.
     let mut pings = Vec::new();
     if !plan.pings.is_empty() {
@@ -292,6 +315,8 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         interrupted: r.interrupted,
         notes,
         dequeue,
+        tcp_probe_events: r.probes.len() as u64,
+        tcp_probe_overruns: r.probe_overruns,
         bpf: r.bpf.clone(),
         flows: flow_info,
     };

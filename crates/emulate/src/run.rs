@@ -56,6 +56,9 @@ pub struct RawResults {
     pub dequeue_gaps: Vec<u32>,
     pub dequeue_frame_len: u32,
     pub capture_drops: u32,
+    /// Per-ACK `tcp_probe` events of the senders: (flow index, time since start, probe).
+    pub probes: Vec<(usize, i64, crate::trace::Probe)>,
+    pub probe_overruns: u64,
     pub bpf: Option<bpf::BpfCounters>,
     pub commands: Vec<String>,
     pub interrupted: bool,
@@ -183,6 +186,8 @@ pub fn run(plan: Plan, workdir: &Path, progress: &mut dyn FnMut(&str)) -> Result
         dequeue_gaps: apps.dequeue_gaps,
         dequeue_frame_len: apps.dequeue_frame_len,
         capture_drops: apps.capture_drops,
+        probes: apps.probes,
+        probe_overruns: apps.probe_overruns,
         bpf: counters,
         commands,
         interrupted: INTERRUPTED.load(Ordering::SeqCst),
@@ -201,6 +206,8 @@ struct Apps {
     dequeue_gaps: Vec<u32>,
     dequeue_frame_len: u32,
     capture_drops: u32,
+    probes: Vec<(usize, i64, crate::trace::Probe)>,
+    probe_overruns: u64,
 }
 
 /// The port whose departures are timed: the first watched port towards a flow's receiver.
@@ -259,6 +266,20 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
         })
         .collect();
 
+    // Per-ACK state of every sender: tcp_probe on the listeners' ports (non-fatal if tracefs is
+    // unavailable; the 1 ms tcp_info samples remain).
+    let n = plan.flows.len() as u16;
+    let mut probe = if n > 0 {
+        match crate::trace::ProbeTrace::start(&plan.prefix, 5001, 5000 + n) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                progress(&format!("per-ACK tracing unavailable: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     let clock = Clock::start_in(Duration::from_millis(200));
     progress("running");
     let flow_fds: Vec<Arc<Mutex<Option<RawFd>>>> = plan.flows.iter().map(|_| Arc::new(Mutex::new(None))).collect();
@@ -325,6 +346,9 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
                 }
             }
         }
+        if let Some(p) = probe.as_mut() {
+            p.drain();
+        }
         next += interval;
         if next % 1_000_000_000 < interval {
             progress(&format!("{:.0}/{:.0} s", next as f64 / 1e9, end_ns as f64 / 1e9));
@@ -347,6 +371,18 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
     if let Some(f) = flows.iter().zip(&plan.flows).find_map(|(r, f)| r.error.as_ref().map(|e| (f, e))) {
         return Err(format!("flow {}: {}", f.0.name, f.1));
     }
+    let (probes, probe_overruns) = match probe.as_mut() {
+        Some(p) => {
+            p.drain();
+            let ev = std::mem::take(&mut p.events)
+                .into_iter()
+                .map(|e| ((e.dport - 5001) as usize, clock.rel(e.t_ns), e))
+                .collect();
+            (ev, p.overruns())
+        }
+        None => (Vec::new(), 0),
+    };
+    drop(probe);
     let names: Vec<String> = watched.iter().map(|p| p.monitor.clone().unwrap_or_default()).collect();
     let port_counters = names
         .iter()
@@ -373,5 +409,7 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
         dequeue_gaps,
         dequeue_frame_len,
         capture_drops,
+        probes,
+        probe_overruns,
     })
 }

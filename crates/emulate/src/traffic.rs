@@ -128,6 +128,10 @@ impl Clock {
     pub fn start_in(lead: Duration) -> Clock {
         Clock { t0: sys::clock_ns() + lead.as_nanos() as u64 }
     }
+    /// A CLOCK_MONOTONIC time as ns since the start.
+    pub fn rel(&self, mono_ns: u64) -> i64 {
+        mono_ns as i64 - self.t0 as i64
+    }
     pub fn now(&self) -> i64 {
         sys::clock_ns() as i64 - self.t0 as i64
     }
