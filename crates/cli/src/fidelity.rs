@@ -20,6 +20,12 @@ struct Case {
     ecn: bool,
     sim_goodput_mbps: f64,
     emu_goodput_mbps: f64,
+    /// Per flow, in scenario order.
+    sim_flow_goodput_mbps: Vec<f64>,
+    emu_flow_goodput_mbps: Vec<f64>,
+    /// Jain's fairness index of the flows' goodputs (1 = equal shares).
+    sim_jain: f64,
+    emu_jain: f64,
     sim_queue_p50: f64,
     emu_queue_p50: f64,
     sim_queue_p99: f64,
@@ -40,6 +46,15 @@ fn variant(base: &str, cc: &str, rate: &str, duration: &str) -> Result<Scenario,
     s.topology.rate = rate.into();
     s.run.duration = duration.into();
     Ok(s)
+}
+
+/// Jain's fairness index: (Σx)² / (n·Σx²).
+fn jain(x: &[f64]) -> f64 {
+    let (s, s2) = x.iter().fold((0.0, 0.0), |(s, s2), v| (s + v, s2 + v * v));
+    if x.is_empty() || s2 == 0.0 {
+        return 0.0;
+    }
+    s * s / (x.len() as f64 * s2)
 }
 
 fn sim(s: &Scenario, out: &Path) -> Result<(), String> {
@@ -86,15 +101,21 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
         let q = c.queues.iter().find(|q| q.port == "s->c").ok_or("no s->c queue in the results")?;
         let d = q.occupancy.clone().ok_or("no queue samples")?;
-        let sum = |a: bool| c.flows.iter().map(|f| if a { f.a_goodput_mbps } else { f.b_goodput_mbps }).sum::<f64>();
+        let per =
+            |a: bool| c.flows.iter().map(|f| if a { f.a_goodput_mbps } else { f.b_goodput_mbps }).collect::<Vec<_>>();
+        let (sim_flows, emu_flows) = (per(true), per(false));
         let rt = |a: bool| c.flows.iter().map(|f| if a { f.a_retransmits } else { f.b_retransmits }).sum::<u64>();
         cases.push(Case {
             name: name.into(),
             rate: rate.into(),
             cc: cc.into(),
             ecn: cc == "dctcp",
-            sim_goodput_mbps: sum(true),
-            emu_goodput_mbps: sum(false),
+            sim_goodput_mbps: sim_flows.iter().sum(),
+            emu_goodput_mbps: emu_flows.iter().sum(),
+            sim_jain: jain(&sim_flows),
+            emu_jain: jain(&emu_flows),
+            sim_flow_goodput_mbps: sim_flows,
+            emu_flow_goodput_mbps: emu_flows,
             sim_queue_p50: d.a_p50,
             emu_queue_p50: d.b_p50,
             sim_queue_p99: d.a_p99,
@@ -124,15 +145,18 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
 
 fn render(cases: &[Case]) -> String {
     let mut o = String::from(
-        "| case | goodput sim / kernel (Mb/s) | queue p50 sim / kernel | queue p99 sim / kernel | queue CDF distance (median, pkts) | utilisation sim / kernel | retransmits sim / kernel | dequeue gaps within 10% of ideal | p99 dequeue deviation |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| case | goodput per flow sim / kernel (Mb/s) | fairness (Jain) sim / kernel | queue p50 sim / kernel | queue p99 sim / kernel | queue CDF distance (median, pkts) | utilisation sim / kernel | retransmits sim / kernel | dequeue gaps within 10% of ideal | p99 dequeue deviation |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
+    let flows = |v: &[f64]| v.iter().map(|g| format!("{g:.1}")).collect::<Vec<_>>().join("+");
     for c in cases {
         let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into());
         o.push_str(&format!(
-            "| {} | {:.1} / {:.1} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} | {:.3} / {:.3} | {} / {} | {} | {} |\n",
+            "| {} | {} / {} | {:.2} / {:.2} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} | {:.3} / {:.3} | {} / {} | {} | {} |\n",
             c.name,
-            c.sim_goodput_mbps,
-            c.emu_goodput_mbps,
+            flows(&c.sim_flow_goodput_mbps),
+            flows(&c.emu_flow_goodput_mbps),
+            c.sim_jain,
+            c.emu_jain,
             c.sim_queue_p50,
             c.emu_queue_p50,
             c.sim_queue_p99,
@@ -147,4 +171,17 @@ fn render(cases: &[Case]) -> String {
         ));
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain;
+
+    #[test]
+    fn jain_index_of_equal_and_starved_shares() {
+        assert!((jain(&[48.0, 48.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[96.0, 0.0]) - 0.5).abs() < 1e-12);
+        assert!((jain(&[60.0, 30.0]) - 0.9).abs() < 1e-12);
+        assert_eq!(jain(&[]), 0.0);
+    }
 }
