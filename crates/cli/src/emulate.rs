@@ -26,8 +26,15 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
         let q: ccsim_scenario::Quantity = r.as_str().into();
         opts.max_rate_bps = ccsim_scenario::parse_rate(&q, "--max-rate").map_err(|e| e.to_string())?;
     }
+    if let Some(d) = take_opt(&mut args, "--ss-every")? {
+        let q: ccsim_scenario::Quantity = d.as_str().into();
+        opts.ss_every_ns = ccsim_scenario::parse_duration(&q, "--ss-every", false).map_err(|e| e.to_string())?.ns();
+    }
     let [path] = args.as_slice() else {
-        return Err("usage: ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--quiet]".into());
+        return Err(
+            "usage: ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--ss-every 1s|0] [--quiet]"
+                .into(),
+        );
     };
     let dir = PathBuf::from(&out);
     let mut progress = |m: &str| {

@@ -31,10 +31,11 @@ usage:
                                                 S2, S3 by default; smoke): data packets per CPU-second,
                                                 events per packet, peak RSS; each run in its own process
   ccsim bench --list                            list the benchmarks
-  ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--quiet]
+  ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--ss-every 1s] [--quiet]
                                                 run the scenario on this machine's kernel (root): network
                                                 namespaces, veth, HTB, BPF ECN marking, BPF DCTCP/NV;
-                                                results as `ccsim run` writes them, plus emulation.json
+                                                results as `ccsim run` writes them, plus emulation.json,
+                                                tcp_probe.csv and ss -tin snapshots (ss.txt; 0 = none)
   ccsim emulate --cleanup                       remove what an interrupted emulation left behind
   ccsim compare DIR_A DIR_B [--json]            score two runs of one scenario (e.g. simulated vs
                                                 emulated): queue CDF distance, goodput ratio, cwnd/RTT

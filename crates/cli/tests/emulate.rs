@@ -42,6 +42,17 @@ fn leftovers() -> Vec<String> {
     for c in cc.split_whitespace().filter(|c| c.starts_with("ccsim_")) {
         found.push(format!("congestion control {c}"));
     }
+    // BPF programs (all of ccsim's are named ccsim_*) and struct_ops maps, as bpftool sees them.
+    if let Ok(o) = Command::new("bpftool").args(["prog", "show"]).output() {
+        for l in String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.contains(" name ccsim_")) {
+            found.push(format!("BPF program {}", l.trim()));
+        }
+    }
+    if let Ok(o) = Command::new("bpftool").args(["struct_ops", "list"]).output() {
+        for l in String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.contains("ccsim")) {
+            found.push(format!("struct_ops {}", l.trim()));
+        }
+    }
     let ps = Command::new("pgrep").args(["-f", "ccsim-bpf-loader"]).output().unwrap();
     for p in String::from_utf8_lossy(&ps.stdout).lines() {
         found.push(format!("loader process {p}"));
@@ -55,6 +66,21 @@ fn leftovers() -> Vec<String> {
         }
     }
     found
+}
+
+/// Leftovers once the kernel has finished its own deferred clean-up: a deleted namespace's
+/// sockets are destroyed by a kernel work queue, and the struct_ops programs they reference are
+/// freed after them (the congestion-control names go at once). Anything still there after 10 s is
+/// a real leftover.
+fn leftovers_settled() -> Vec<String> {
+    let t0 = std::time::Instant::now();
+    loop {
+        let l = leftovers();
+        if l.is_empty() || t0.elapsed() > std::time::Duration::from_secs(10) {
+            return l;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 const SCENARIO: &str = r#"
@@ -105,12 +131,12 @@ fn emulated_dctcp_keeps_the_queue_near_k_and_leaves_nothing_behind() {
         return;
     }
     let _one = serial();
-    assert_eq!(leftovers(), Vec::<String>::new(), "leftovers before the test");
+    assert_eq!(leftovers_settled(), Vec::<String>::new(), "leftovers before the test");
     let base = tmp("emu");
     let file = scenario_file(&base);
     let (emu, sim) = (base.join("emu"), base.join("sim"));
     let out = ccsim().arg("emulate").arg(&file).arg("--out").arg(&emu).arg("--quiet").output().unwrap();
-    let after = leftovers();
+    let after = leftovers_settled();
     assert!(out.status.success(), "ccsim emulate failed: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(after, Vec::<String>::new(), "leftovers after a successful run");
     let s: serde_json::Value =
@@ -133,6 +159,10 @@ fn emulated_dctcp_keeps_the_queue_near_k_and_leaves_nothing_behind() {
     assert_eq!(info["flows"][0]["client_cc"], "ccsim_dctcp");
     assert!(info["dequeue"]["samples"].as_u64().unwrap() > 1000, "{}", info["dequeue"]);
     assert!(std::fs::read_to_string(emu.join("commands.sh")).unwrap().contains("htb"));
+    // `ss -tin` snapshots from inside the namespaces show the BPF congestion control at work.
+    let ss = std::fs::read_to_string(emu.join("ss.txt")).unwrap();
+    assert!(ss.contains("# t=1.000 s  host a"), "{ss}");
+    assert!(ss.contains("ccsim_dctcp") && ss.contains("delivered_ce:"), "{ss}");
 
     // The same scenario simulated, and compared.
     let st = ccsim().arg("run").arg(&file).arg("--out").arg(&sim).arg("--quiet").status().unwrap();
@@ -162,7 +192,7 @@ fn an_interrupted_emulation_cleans_up() {
     let st = child.wait().unwrap();
     assert!(!st.success(), "an interrupted run must not report success");
     assert!(!base.join("out/summary.json").exists(), "an interrupted run must not write summary.json");
-    assert_eq!(leftovers(), Vec::<String>::new(), "leftovers after an interrupted run");
+    assert_eq!(leftovers_settled(), Vec::<String>::new(), "leftovers after an interrupted run");
     let _ = std::fs::remove_dir_all(&base);
 }
 

@@ -22,11 +22,18 @@ pub struct Options {
     pub max_rate_bps: u64,
     /// Names of namespaces and devices start with this (e.g. "cs1a2b").
     pub prefix: String,
+    /// `ss -tin` snapshots of every sender's namespace this often (0: none).
+    pub ss_every_ns: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { ignore_delay: false, max_rate_bps: 1_000_000_000, prefix: "cs0000".into() }
+        Options {
+            ignore_delay: false,
+            max_rate_bps: 1_000_000_000,
+            prefix: "cs0000".into(),
+            ss_every_ns: 1_000_000_000,
+        }
     }
 }
 
@@ -131,6 +138,8 @@ pub struct Plan {
     pub duration_ns: u64,
     pub interval_ns: u64,
     pub warmup_ns: u64,
+    /// `ss -tin` snapshot period (0: none).
+    pub ss_every_ns: u64,
     pub seed: u64,
     /// BPF programs needed: the DCTCP and NV struct_ops, and base-RTT replies (local, remote, µs).
     pub needs_dctcp: bool,
@@ -538,6 +547,7 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
         duration_ns: b.cfg.duration.ns(),
         interval_ns: b.cfg.sample_interval.map(|t| t.ns()).unwrap_or(1_000_000),
         warmup_ns: b.warmup.ns(),
+        ss_every_ns: opts.ss_every_ns,
         seed: b.cfg.seed,
         needs_dctcp,
         needs_nv,

@@ -90,6 +90,17 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         commands.push('\n');
     }
     std::fs::write(dir.join("commands.sh"), commands)?;
+    if !r.ss.is_empty() {
+        let mut ss = String::new();
+        for (t, node, ns, text) in &r.ss {
+            ss.push_str(&format!("# t={:.3} s  host {node}  (ip netns exec {ns} ss -tin)\n", *t as f64 / 1e9));
+            ss.push_str(text);
+            if !text.ends_with('\n') {
+                ss.push('\n');
+            }
+        }
+        std::fs::write(dir.join("ss.txt"), ss)?;
+    }
 
     // Queues.
     let mut queues = Vec::new();

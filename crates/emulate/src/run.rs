@@ -59,6 +59,8 @@ pub struct RawResults {
     /// Per-ACK `tcp_probe` events of the senders: (flow index, time since start, probe).
     pub probes: Vec<(usize, i64, crate::trace::Probe)>,
     pub probe_overruns: u64,
+    /// `ss -tin` snapshots: (time since start, node name, namespace, ss output).
+    pub ss: Vec<(i64, String, String, String)>,
     pub bpf: Option<bpf::BpfCounters>,
     pub commands: Vec<String>,
     pub interrupted: bool,
@@ -188,6 +190,7 @@ pub fn run(plan: Plan, workdir: &Path, progress: &mut dyn FnMut(&str)) -> Result
         capture_drops: apps.capture_drops,
         probes: apps.probes,
         probe_overruns: apps.probe_overruns,
+        ss: apps.ss,
         bpf: counters,
         commands,
         interrupted: INTERRUPTED.load(Ordering::SeqCst),
@@ -208,6 +211,7 @@ struct Apps {
     capture_drops: u32,
     probes: Vec<(usize, i64, crate::trace::Probe)>,
     probe_overruns: u64,
+    ss: Vec<(i64, String, String, String)>,
 }
 
 /// The port whose departures are timed: the first watched port towards a flow's receiver.
@@ -325,6 +329,17 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
         })
     });
 
+    let ss_thread = (plan.ss_every_ns > 0 && !plan.flows.is_empty()).then(|| {
+        let st = stop.clone();
+        let (every, filter) = (plan.ss_every_ns, ss_filter(plan));
+        let mut nodes: Vec<usize> = plan.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let nodes: Vec<(String, String)> =
+            nodes.into_iter().map(|i| (plan.nodes[i].name.clone(), plan.nodes[i].netns.clone())).collect();
+        std::thread::spawn(move || ss_snapshots(&nodes, &filter, every, end_ns, clock, &st))
+    });
+
     // The sampler runs on this thread.
     let interval = plan.interval_ns.max(100_000);
     let mut queue_series: Vec<QueueSeries> = watched.iter().map(|_| Vec::new()).collect();
@@ -366,6 +381,7 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
     let flows: Vec<FlowResult> = senders.into_iter().map(|h| h.join().unwrap_or_default()).collect();
     let received: Vec<u64> = receivers.into_iter().map(|h| h.join().unwrap_or(0)).collect();
     let pings: Vec<(u64, Vec<f64>)> = pingers.into_iter().map(|h| h.join().unwrap_or_default()).collect();
+    let ss = ss_thread.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
     let (dequeue_gaps, dequeue_frame_len, capture_drops) =
         capture_thread.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
     if let Some(f) = flows.iter().zip(&plan.flows).find_map(|(r, f)| r.error.as_ref().map(|e| (f, e))) {
@@ -411,5 +427,50 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
         capture_drops,
         probes,
         probe_overruns,
+        ss,
     })
+}
+
+/// The `ss` filter for the run's connections: the listeners' ports, on either end.
+fn ss_filter(plan: &Plan) -> String {
+    let (lo, hi) = plan.flows.iter().fold((u16::MAX, 0), |(lo, hi), f| (lo.min(f.dst_port), hi.max(f.dst_port)));
+    format!("( dport >= :{lo} and dport <= :{hi} ) or ( sport >= :{lo} and sport <= :{hi} )")
+}
+
+/// `ss -tin` in each namespace every `every` ns and at the end, as a user would run it beside
+/// the experiment (in the namespace, so it sees that host's sockets only).
+fn ss_snapshots(
+    nodes: &[(String, String)],
+    filter: &str,
+    every: u64,
+    end_ns: u64,
+    clock: Clock,
+    stop: &AtomicBool,
+) -> Vec<(i64, String, String, String)> {
+    let mut out = Vec::new();
+    let mut t = every.min(end_ns);
+    loop {
+        clock.sleep_until(t, stop);
+        if stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed) {
+            break;
+        }
+        let now = clock.now();
+        for (name, ns) in nodes {
+            let o = std::process::Command::new("ip")
+                .args(["netns", "exec", ns, "ss", "-tin", "state", "established", filter])
+                .output();
+            let text = match o {
+                Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+                Ok(o) => format!("ss failed: {}", String::from_utf8_lossy(&o.stderr).trim()),
+                Err(e) => format!("ss failed: {e}"),
+            };
+            out.push((now, name.clone(), ns.clone(), text));
+        }
+        if t >= end_ns {
+            break;
+        }
+        // The last snapshot is taken just before the flows stop.
+        t = (t + every).min(end_ns.saturating_sub(1_000_000).max(t + 1));
+    }
+    out
 }
