@@ -537,6 +537,12 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
             b.cfg.l2_overhead
         ));
     }
+    if b.cfg.host_jitter.ns() > 0 {
+        notes.push(format!(
+            "topology.host_jitter = {} µs is the simulator's stand-in for host timing noise; the kernel brings its own",
+            b.cfg.host_jitter.ns() as f64 / 1e3
+        ));
+    }
     Ok(Plan {
         prefix: opts.prefix.clone(),
         nodes,

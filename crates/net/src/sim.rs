@@ -33,6 +33,9 @@ pub struct SimConfig {
     pub series: bool,
     /// Extra bytes per packet on every link (Ethernet framing), added to serialisation time.
     pub l2_overhead: u32,
+    /// Host timing noise: a packet leaving a host NIC arrives up to this much later (uniform,
+    /// FIFO order kept). Zero: hosts are perfectly periodic, as idealised simulators assume.
+    pub host_jitter: SimTime,
 }
 
 struct Port {
@@ -381,7 +384,15 @@ impl Sim {
             port.link_drops += 1;
             self.pool.free(id);
         } else {
-            let at = now + port.delay;
+            let mut at = now + port.delay;
+            let j = self.cfg.host_jitter.ns();
+            if port.from_host && j > 0 {
+                // Host timing noise, drawn per packet; the link stays FIFO.
+                at = at + SimTime::from_ns(port.rng.next_u64() % j);
+                if let Some(&(last, _)) = port.pipe.back() {
+                    at = at.max(last);
+                }
+            }
             if port.pipe.is_empty() {
                 self.q.schedule(at, Ev::Arrive(pi as u32));
             }

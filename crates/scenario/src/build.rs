@@ -812,6 +812,10 @@ pub fn build(s: &Scenario) -> Result<Built> {
     if warmup >= duration_t {
         return Err(Error::new("record.warmup", "must be shorter than run.duration"));
     }
+    let host_jitter = duration(&s.topology.host_jitter, "topology.host_jitter", false)?;
+    if host_jitter > SimTime::from_ms(1) {
+        return Err(Error::new("topology.host_jitter", "0 to 1ms (host timing noise, typically a few µs)"));
+    }
     let cfg = SimConfig {
         seed: s.run.seed,
         duration: duration_t,
@@ -819,6 +823,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         monitor,
         series: s.record.series,
         l2_overhead: s.run.l2_overhead,
+        host_jitter,
     };
     Ok(Built { cfg, topo, flows, pings, monitor_names, warmup })
 }

@@ -458,6 +458,13 @@ pub struct TopologySpec {
     /// Per-packet loss probability on every link, 0..1 (default 0).
     #[serde(default)]
     pub loss: f64,
+    /// Host timing noise: each packet a host's NIC puts on the wire reaches the far end up to
+    /// this much later (uniform, order kept). Real hosts jitter by microseconds (interrupts,
+    /// softirq scheduling, DMA); without it, drop-tail queues fed by identical senders can lock
+    /// one flow out by phase alone (Floyd & Jacobson, "On traffic phase effects"). Default 0
+    /// (idealised hosts, as htsim and ns-3 model them, and the fastest to simulate).
+    #[serde(default = "d_host_jitter")]
+    pub host_jitter: Quantity,
     /// Queue names for switch egress ports and host NICs (defaults "switch", "nic").
     #[serde(default = "d_switch_q")]
     pub switch_queue: String,
@@ -697,6 +704,9 @@ fn d_switch() -> String {
 }
 fn d_rate() -> Quantity {
     "10Gbps".into()
+}
+fn d_host_jitter() -> Quantity {
+    "0us".into()
 }
 fn d_delay() -> Quantity {
     "10us".into()
