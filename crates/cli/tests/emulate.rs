@@ -38,6 +38,15 @@ fn leftovers() -> Vec<String> {
             found.push(format!("namespace {name}"));
         }
     }
+    // veth ends (and so their qdiscs) that escaped into the root namespace.
+    let links = Command::new("ip").args(["-o", "link", "show"]).output().unwrap();
+    for l in String::from_utf8_lossy(&links.stdout).lines() {
+        let name = l.split(':').nth(1).unwrap_or("").trim().split('@').next().unwrap_or("");
+        let b = name.as_bytes();
+        if b.len() > 7 && name.starts_with("cs") && b[2..6].iter().all(|c| c.is_ascii_hexdigit()) && b[6] == b'-' {
+            found.push(format!("interface {name}"));
+        }
+    }
     let cc = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
     for c in cc.split_whitespace().filter(|c| c.starts_with("ccsim_")) {
         found.push(format!("congestion control {c}"));
