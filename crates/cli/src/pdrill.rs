@@ -1,4 +1,4 @@
-//! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--verbose]`: run packetdrill
+//! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--verbose]`: run packetdrill
 //! scripts against ccsim's TCP endpoint. Exit 0 iff every script passes.
 
 use crate::{take_flag, take_opt};
@@ -26,11 +26,17 @@ pub fn cmd(args: &[String]) -> Result<bool, String> {
         let us: u64 = t.parse().map_err(|_| format!("--tolerance-usecs: `{t}` is not a number of microseconds"))?;
         opts.tolerance = SimTime::from_us(us);
     }
+    if let Some(h) = take_opt(&mut args, "--hz")? {
+        opts.hz = match h.parse() {
+            Ok(v @ (100 | 250 | 300 | 1000)) => v,
+            _ => return Err(format!("--hz: `{h}`: one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)")),
+        };
+    }
     if let Some(a) = args.iter().find(|a| a.starts_with("--")) {
         return Err(format!("unknown option `{a}` for pdrill"));
     }
     if args.is_empty() {
-        return Err("usage: ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--verbose]".into());
+        return Err("usage: ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--verbose]".into());
     }
     let results: Vec<ScriptResult> = args.iter().map(|p| run_file(p.as_ref(), &opts)).collect();
     let all = results.iter().all(|r| r.passed);

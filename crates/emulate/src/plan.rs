@@ -537,6 +537,9 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
             b.cfg.l2_overhead
         ));
     }
+    if s.tcp.hz != 1000 {
+        notes.push(format!("tcp.hz = {}: the kernel's timers tick at its own CONFIG_HZ", s.tcp.hz));
+    }
     if b.cfg.host_jitter.ns() > 0 {
         notes.push(format!(
             "topology.host_jitter = {} µs is the simulator's stand-in for host timing noise; the kernel brings its own",

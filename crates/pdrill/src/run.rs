@@ -25,11 +25,14 @@ const REMOTE_ISN: u32 = 0xFFFF_E000;
 pub struct RunOptions {
     /// Timing tolerance (packetdrill's `--tolerance_usecs`, default 4 ms).
     pub tolerance: SimTime,
+    /// `CONFIG_HZ` of the kernel the scripts are checked against (the endpoint's timers count in
+    /// its jiffies). Default 250: the conformance reference kernel's.
+    pub hz: u32,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { tolerance: SimTime::from_us(4000) }
+        RunOptions { tolerance: SimTime::from_us(4000), hz: 250 }
     }
 }
 
@@ -767,6 +770,7 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
     }
     // The script's application reads only when it calls read().
     r.cfg.auto_read = false;
+    r.cfg.hz = r.opts.hz;
     // Scripts run in packetdrill's standard environment (common/defaults.sh: tcp_rmem max 15 MiB,
     // hence window scale 8); their shell blocks change it further.
     r.cfg.rcvbuf = 15 * 1024 * 1024;

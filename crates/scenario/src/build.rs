@@ -92,8 +92,12 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
     if rcvbuf > 1 << 30 {
         return Err(Error::new("tcp.rcvbuf", "at most 1GiB (window scale 14)"));
     }
+    if ![100, 250, 300, 1000].contains(&t.hz) {
+        return Err(Error::new("tcp.hz", "one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)"));
+    }
     Ok(TcpConfig {
         cc,
+        hz: t.hz,
         cc_params: CcParams { cubic, dctcp, freebsd_dctcp, bbr, nv },
         // FreeBSD never sends an ECT SYN (and a Linux receiver refuses ECN to one unless its CC
         // needs ECN).

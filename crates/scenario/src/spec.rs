@@ -110,6 +110,10 @@ pub struct Tcp {
     /// Tail loss probes (`tcp_early_retrans` = 3; default true).
     #[serde(default = "d_true")]
     pub tlp: bool,
+    /// The kernel's `CONFIG_HZ` (100, 250, 300 or 1000; default 1000): the granularity of the
+    /// retransmission, loss-probe and RACK reordering timers.
+    #[serde(default = "d_hz")]
+    pub hz: u32,
     #[serde(default)]
     pub dctcp: DctcpSpec,
     #[serde(default)]
@@ -626,6 +630,9 @@ fn d_cc() -> String {
 }
 fn d_ecn() -> String {
     "passive".into()
+}
+fn d_hz() -> u32 {
+    1000
 }
 fn d_true() -> bool {
     true

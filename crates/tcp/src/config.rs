@@ -62,6 +62,10 @@ pub struct TcpConfig {
     /// `ccsim_cc::base_rtt_for`); the endpoint hands it to the CC as `Sock::base_rtt_us`, which
     /// TCP-NV reads at init.
     pub base_rtt_us: Option<u32>,
+    /// `CONFIG_HZ`: the kernel's timer tick. The retransmission, loss-probe and RACK reordering
+    /// timers count in jiffies (`usecs_to_jiffies` rounds up, `TCP_TIMEOUT_MIN` is 2 jiffies), so
+    /// a 250 Hz kernel's timers are coarser than a 1000 Hz one's. 100, 250, 300 or 1000.
+    pub hz: u32,
 }
 
 impl Default for TcpConfig {
@@ -91,11 +95,28 @@ impl Default for TcpConfig {
             tlp: true,
             auto_read: true,
             base_rtt_us: None,
+            hz: 1000,
         }
     }
 }
 
 impl TcpConfig {
+    /// One jiffy, in ns.
+    pub fn jiffy_ns(&self) -> u64 {
+        1_000_000_000 / self.hz.max(1) as u64
+    }
+
+    /// `usecs_to_jiffies`, as a duration: `us` rounded up to whole jiffies.
+    pub fn usecs_to_jiffies(&self, us: u64) -> u64 {
+        let j = self.jiffy_ns();
+        (us * 1000).div_ceil(j)
+    }
+
+    /// `n` jiffies as simulated time.
+    pub fn jiffies(&self, n: u64) -> SimTime {
+        SimTime(n * self.jiffy_ns())
+    }
+
     /// The window-scale shift Linux picks for this buffer (`tcp_select_initial_window`).
     pub fn rcv_wscale(&self) -> u8 {
         if !self.window_scaling {
@@ -108,5 +129,23 @@ impl TcpConfig {
             ws += 1;
         }
         ws
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usecs_to_jiffies_rounds_up_to_whole_ticks() {
+        let c250 = TcpConfig { hz: 250, ..TcpConfig::default() };
+        assert_eq!(c250.usecs_to_jiffies(25_000), 7); // 6.25 ticks of 4 ms
+        assert_eq!(c250.usecs_to_jiffies(24_000), 6);
+        assert_eq!(c250.usecs_to_jiffies(1), 1);
+        assert_eq!(c250.jiffies(9), SimTime::from_ms(36));
+        assert_eq!(c250.jiffies(50), SimTime::from_ms(200)); // TCP_RTO_MIN = HZ / 5
+        let c1000 = TcpConfig::default();
+        assert_eq!(c1000.usecs_to_jiffies(25_001), 26);
+        assert_eq!(c1000.jiffies(200), SimTime::from_ms(200));
     }
 }

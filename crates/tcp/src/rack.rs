@@ -5,10 +5,9 @@ use crate::endpoint::*;
 use crate::segment::Segment;
 use crate::seq::{after, before};
 use ccsim_cc::CaState;
-use ccsim_engine::SimTime;
 
 /// `TCP_TIMEOUT_MIN`: 2 jiffies, added to the reordering timeout.
-const TIMEOUT_MIN_US: u64 = 2_000;
+const TIMEOUT_MIN_JIFFIES: u64 = 2;
 
 impl Endpoint {
     /// `tcp_rack_sent_after`.
@@ -126,7 +125,8 @@ impl Endpoint {
         self.rack_advanced = false;
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
-            let at = self.now + SimTime::from_us(timeout.div_ceil(1000) * 1000 + TIMEOUT_MIN_US);
+            let j = self.cfg.usecs_to_jiffies(timeout as u64) + TIMEOUT_MIN_JIFFIES;
+            let at = self.now + self.cfg.jiffies(j);
             self.xmit_timer = Some((at, XmitTimer::ReoTimeout));
         }
         timeout > 0

@@ -2,7 +2,6 @@
 
 use crate::endpoint::Endpoint;
 use crate::seq::after;
-use ccsim_engine::SimTime;
 
 /// `tcp_min_rtt_wlen`: 300 s window for the min-RTT filter.
 const MIN_RTT_WLEN_US: u32 = 300_000_000;
@@ -50,12 +49,11 @@ impl Endpoint {
         self.sk.srtt_us = srtt.max(1) as u32;
     }
 
-    /// `tcp_set_rto`: srtt + rttvar (rttvar >= rto_min), bounded by rto_max. Linux rounds up to a
-    /// jiffy (1 ms at HZ=1000).
+    /// `tcp_set_rto`: srtt + rttvar (rttvar >= rto_min), bounded by rto_max, in whole jiffies
+    /// (`__tcp_set_rto` → `usecs_to_jiffies`).
     pub(crate) fn set_rto(&mut self) {
         let us = (self.sk.srtt_us >> 3) as u64 + self.rttvar_us as u64;
-        let ms = us.div_ceil(1000);
-        self.rto = SimTime::from_ms(ms).min(self.cfg.rto_max);
+        self.rto = self.cfg.jiffies(self.cfg.usecs_to_jiffies(us)).min(self.cfg.rto_max);
     }
 
     /// `tcp_update_rtt_min`.

@@ -34,9 +34,10 @@ impl Endpoint {
         }
         let rto = self.backed_off_rto();
         if matches!(self.xmit_timer, Some((_, XmitTimer::ReoTimeout | XmitTimer::LossProbe))) {
-            // tcp_rto_delta_us
+            // tcp_rto_delta_us, at least 1 µs, in whole jiffies.
             let head_tx = self.rtx.front().map_or(self.now.ns(), |s| s.tx_ns);
-            let at = SimTime(head_tx + rto.ns()).max(self.now + SimTime(1_000));
+            let delta_us = ((head_tx + rto.ns()).saturating_sub(self.now.ns()) / 1000).max(1);
+            let at = self.now + self.cfg.jiffies(self.cfg.usecs_to_jiffies(delta_us));
             self.xmit_timer = Some((at, XmitTimer::Retrans));
         } else {
             self.xmit_timer = Some((self.now + rto, XmitTimer::Retrans));

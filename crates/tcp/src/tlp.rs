@@ -97,8 +97,8 @@ impl Endpoint {
         if rto_delta_us > 0 {
             timeout_us = timeout_us.min(rto_delta_us as u64);
         }
-        // Jiffies granularity (HZ = 1000): round up to a millisecond.
-        let at = self.now + SimTime::from_ms(timeout_us.div_ceil(1000));
+        // The timer counts in jiffies: usecs_to_jiffies rounds up.
+        let at = self.now + self.cfg.jiffies(self.cfg.usecs_to_jiffies(timeout_us));
         self.xmit_timer = Some((at, XmitTimer::LossProbe));
         true
     }
