@@ -20,8 +20,8 @@
 //!
 //! Differences from Linux, all outside the algorithm: the random start of the gain cycle draws
 //! from a deterministic generator seeded by [`Sock::rng_seed`]; `sk_max_pacing_rate`
-//! (`SO_MAX_PACING_RATE`) is unlimited; `min_tso_segs` and `sndbuf_expand` feed only
-//! [`Bbr::tso_segs_goal`] since ccsim builds no TSO super-segments and has no send buffer.
+//! (`SO_MAX_PACING_RATE`) is unlimited; `min_tso_segs` sizes the endpoint's paced bursts and
+//! [`Bbr::tso_segs_goal`]; `sndbuf_expand` has no effect, as ccsim has no send buffer.
 
 use crate::{CaEvent, CaState, CcInfo, CongestionOps, MinMax, RateSample, Sock, TCP_INFINITE_SSTHRESH};
 
@@ -437,7 +437,7 @@ impl Bbr {
     }
 
     /// `bbr_min_tso_segs` (the `.min_tso_segs` hook): one segment below 1.2 Mbit/s, else two.
-    pub fn min_tso_segs(&self, sk: &Sock) -> u32 {
+    pub fn bbr_min_tso_segs(&self, sk: &Sock) -> u32 {
         if sk.pacing_rate < BBR_MIN_TSO_RATE >> 3 {
             1
         } else {
@@ -449,7 +449,7 @@ impl Bbr {
     /// at least `min_tso_segs`, at most 127 segments.
     pub fn tso_segs_goal(&self, sk: &Sock) -> u32 {
         let bytes = (sk.pacing_rate >> SK_PACING_SHIFT).min(TSO_MAX_BYTES) as u32;
-        let segs = (bytes / sk.mss_cache.max(1)).max(self.min_tso_segs(sk));
+        let segs = (bytes / sk.mss_cache.max(1)).max(self.bbr_min_tso_segs(sk));
         segs.min(0x7F)
     }
 
@@ -890,6 +890,10 @@ impl Bbr {
 impl CongestionOps for Bbr {
     fn name(&self) -> &'static str {
         "bbr"
+    }
+
+    fn min_tso_segs(&self, sk: &Sock) -> Option<u32> {
+        Some(self.bbr_min_tso_segs(sk))
     }
 
     /// `bbr_init`.

@@ -135,6 +135,10 @@ pub trait CongestionOps {
     fn get_info(&self, _sk: &Sock) -> CcInfo {
         CcInfo::None
     }
+    /// `.min_tso_segs`: the fewest segments per TSO skb (`None`: `net.ipv4.tcp_min_tso_segs`).
+    fn min_tso_segs(&self, _sk: &Sock) -> Option<u32> {
+        None
+    }
 }
 
 /// Congestion-control algorithms known to ccsim, by the name `TCP_CONGESTION` takes.
@@ -261,5 +265,8 @@ impl CongestionOps for Cc {
     }
     fn get_info(&self, sk: &Sock) -> CcInfo {
         dispatch!(self, get_info, sk)
+    }
+    fn min_tso_segs(&self, sk: &Sock) -> Option<u32> {
+        dispatch!(self, min_tso_segs, sk)
     }
 }

@@ -99,6 +99,21 @@ fn apply_shell(cfg: &mut TcpConfig, text: &str, dir: &Path, ignored: &mut Vec<St
             }
             continue;
         }
+        // The root qdisc of the script's device: fq paces each socket at its earliest departure
+        // time (sch_fq honours the skb->tstamp TCP sets), so the endpoint paces; pfifo does not.
+        if words.len() >= 7 && words[0] == "tc" && words[1] == "qdisc" && words[3] == "dev" && words[5] == "root" {
+            match words[6] {
+                "fq" => {
+                    cfg.pacing = true;
+                    continue;
+                }
+                "pfifo" | "pfifo_fast" => {
+                    cfg.pacing = false;
+                    continue;
+                }
+                _ => {}
+            }
+        }
         let assigns: Vec<&str> = if words[0] == "sysctl" {
             words[1..].iter().filter(|w| !w.starts_with('-')).copied().collect()
         } else if words[0].ends_with("set_sysctls.py") {
@@ -186,6 +201,7 @@ fn apply_sysctl(cfg: &mut TcpConfig, name: &str, v: &str) -> bool {
         "tcp_reordering" if n() > 0 => cfg.reordering = n() as u32,
         "tcp_pacing_ss_ratio" if n() >= 0 => cfg.pacing_ss_ratio = n() as u32,
         "tcp_pacing_ca_ratio" if n() >= 0 => cfg.pacing_ca_ratio = n() as u32,
+        "tcp_min_tso_segs" if (1..=255).contains(&n()) => cfg.min_tso_segs = n() as u32,
         "tcp_congestion_control" => match CcKind::from_name(v.trim()) {
             Some(k) => cfg.cc = k,
             None => return false,

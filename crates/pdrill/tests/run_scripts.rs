@@ -8,20 +8,13 @@ use ccsim_pdrill::{run_file, RunOptions, ScriptResult};
 use std::path::{Path, PathBuf};
 
 /// Scripts ccsim does not pass, the line where they stop, and why.
-const KNOWN: &[(&str, u32, &str)] = &[
-    (
-        "seed/dctcp-delayed-ack-schedule.pkt",
-        34,
-        "written for the kernel at b0c05d0e99 (2018-07-13); one week later a0496ef2c2 (the other seed \
+const KNOWN: &[(&str, u32, &str)] = &[(
+    "seed/dctcp-delayed-ack-schedule.pkt",
+    34,
+    "written for the kernel at b0c05d0e99 (2018-07-13); one week later a0496ef2c2 (the other seed \
          script) made a CE change ACK at once, so current Linux sends `E. ack 4501` at 0.210 before the \
          scripted `PE.` at 0.211",
-    ),
-    (
-        "upstream/slow_start/slow-start-fq-ack-per-2pkt.pkt",
-        52,
-        "needs the fq qdisc's pacing (tc qdisc replace dev tun0 root fq); ccsim has no fq model yet",
-    ),
-];
+)];
 
 fn all_results() -> Vec<(String, ScriptResult)> {
     let dir = common::corpus_dir();

@@ -50,6 +50,8 @@ pub struct TcpConfig {
     /// `net.ipv4.tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio`, in percent.
     pub pacing_ss_ratio: u32,
     pub pacing_ca_ratio: u32,
+    /// `net.ipv4.tcp_min_tso_segs`: the fewest segments per TSO skb of a paced sender.
+    pub min_tso_segs: u32,
     /// `TCP_NODELAY`: no Nagle.
     pub nodelay: bool,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` = 3, Linux's default).
@@ -91,6 +93,7 @@ impl Default for TcpConfig {
             pacing: false,
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
+            min_tso_segs: 2,
             nodelay: false,
             tlp: true,
             auto_read: true,

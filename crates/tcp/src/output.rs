@@ -23,17 +23,24 @@ impl Endpoint {
         }
         let mut sent = 0u32;
         let mut is_cwnd_limited = false;
+        // Segments left in the current skb and its bytes: a paced sender sends TSO skbs of
+        // `tso_segs` segments, each leaving at once, and paces skb by skb.
+        let (mut skb_left, mut skb_bytes) = (0u32, 0u32);
         loop {
             let has_data = self.unsent > 0;
             let fin_now = !has_data && self.fin_queued && !self.fin_sent;
             if !has_data && !fin_now {
                 break;
             }
-            if self.pacing_blocked() {
-                break;
-            }
-            if self.small_queue_check(0) {
-                break;
+            if skb_left == 0 {
+                self.pacing_after_send(std::mem::take(&mut skb_bytes));
+                if self.pacing_blocked() {
+                    break;
+                }
+                if self.small_queue_check(0) {
+                    break;
+                }
+                skb_left = self.tso_segs();
             }
             // tcp_cwnd_test (the final FIN is not held by cwnd).
             if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0) {
@@ -99,10 +106,13 @@ impl Endpoint {
                 self.snd_sml = end_seq;
             }
             sent += 1;
+            skb_left -= 1;
+            skb_bytes += len;
             if push_one > 0 {
                 break;
             }
         }
+        self.pacing_after_send(skb_bytes);
         if self.unsent == 0 && !is_cwnd_limited {
             self.rate_check_app_limited();
         }
@@ -216,6 +226,7 @@ impl Endpoint {
             self.transmit_syn(skb.seq, out);
         } else {
             self.transmit(skb.seq, len, skb.tcp_flags, true, out);
+            self.pacing_after_send(len);
         }
         // tcp_rate_skb_sent (from __tcp_transmit_skb): the retransmission takes a fresh
         // delivery-rate snapshot, as a new transmission would.
@@ -316,7 +327,6 @@ impl Endpoint {
             self.event_data_sent();
         }
         self.event_ack_sent(self.sk.rcv_nxt);
-        self.pacing_after_send(len);
     }
 
     /// `tcp_event_data_sent`.
@@ -385,6 +395,10 @@ impl Endpoint {
 
     /// `__tcp_send_ack(sk, rcv_nxt)`: a pure ACK.
     pub(crate) fn send_ack_for(&mut self, rcv_nxt: u32, ece_override: Option<bool>, out: &mut Vec<Segment>) {
+        // __tcp_transmit_skb: every skb, a pure ACK too, moves the earliest departure time up to now.
+        if self.needs_internal_pacing() {
+            self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
+        }
         let mut flags = TcpFlags::ACK;
         let ecn = self.ecn_for(false, &mut flags);
         if let Some(ece) = ece_override {
@@ -532,17 +546,44 @@ impl Endpoint {
         true
     }
 
-    /// `tcp_update_skb_after_send`: advance the earliest departure time by len / pacing rate.
+    /// One skb of `len` payload bytes left: `__tcp_transmit_skb` moves the earliest departure time
+    /// up to now, then `tcp_update_skb_after_send` advances it by len / pacing rate, less the
+    /// time the skb was late (at most half its length: "take into account OS jitter"). The first
+    /// ten segments of a connection are not paced.
     fn pacing_after_send(&mut self, len: u32) {
         if !self.needs_internal_pacing() || len == 0 {
             return;
         }
+        let prior = self.sk.wstamp_ns;
+        self.sk.wstamp_ns = prior.max(self.now.ns());
         let rate = self.sk.pacing_rate;
         if rate == 0 || self.stats.data_segs_out < 10 {
             return;
         }
-        let len_ns = len as u64 * 1_000_000_000 / rate;
-        self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns()) + len_ns;
+        let mut len_ns = len as u64 * 1_000_000_000 / rate;
+        len_ns -= (len_ns / 2).min(self.sk.wstamp_ns - prior);
+        self.sk.wstamp_ns += len_ns;
+    }
+
+    /// `tcp_tso_segs` → `tcp_tso_autosize`: segments per skb for a paced sender — about 1 ms of
+    /// data at the pacing rate (`sk_pacing_shift` = 10) plus `gso_max_size >> (min_rtt >> 9)`
+    /// (`tcp_tso_rtt_log` = 9: a full 64 KB skb below 512 µs of min RTT), at most 64 KB, at least
+    /// the CC's `min_tso_segs` or `net.ipv4.tcp_min_tso_segs`. Without pacing, one: segments
+    /// leave back to back either way.
+    pub(crate) fn tso_segs(&self) -> u32 {
+        if !self.needs_internal_pacing() {
+            return 1;
+        }
+        const GSO_MAX_SIZE: u64 = 65_536;
+        let mss = self.sk.mss_cache.max(1) as u64;
+        let mut bytes = self.sk.pacing_rate >> 10;
+        let r = self.sk.min_rtt_us >> 9;
+        if r < 32 {
+            bytes += GSO_MAX_SIZE >> r;
+        }
+        let bytes = bytes.min(GSO_MAX_SIZE);
+        let min_tso = self.cc.min_tso_segs(&self.sk).unwrap_or(self.cfg.min_tso_segs);
+        ((bytes / mss) as u32).max(min_tso).max(1)
     }
 
     /// `tcp_update_pacing_rate`: 200 % of cwnd/srtt in slow start, 120 % afterwards. Never
