@@ -574,7 +574,8 @@ impl Endpoint {
         if !self.needs_internal_pacing() {
             return 1;
         }
-        const GSO_MAX_SIZE: u64 = 65_536;
+        // sk_gso_max_size: GSO_LEGACY_MAX_SIZE less MAX_TCP_HEADER + 1 (320 + 1 on x86-64).
+        const GSO_MAX_SIZE: u64 = 65_536 - 321;
         let mss = self.sk.mss_cache.max(1) as u64;
         let mut bytes = self.sk.pacing_rate >> 10;
         let r = self.sk.min_rtt_us >> 9;
