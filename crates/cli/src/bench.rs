@@ -40,7 +40,19 @@ const BENCHES: &[Bench] = &[
         name: "S3",
         what: "k = 8 fat tree (128 hosts), permutation traffic, DCTCP, 10 Gb/s links, K = 65, 0.1 s",
         default: true,
-        toml: fat_tree,
+        toml: || fat_tree(8, "0.1s"),
+    },
+    Bench {
+        name: "S3-k4",
+        what: "S3 shape at k = 4 (16 hosts), 0.1 s (scaling; not run by default)",
+        default: false,
+        toml: || fat_tree(4, "0.1s"),
+    },
+    Bench {
+        name: "S3-k16",
+        what: "S3 shape at k = 16 (1024 hosts), 0.01 s (scaling; not run by default)",
+        default: false,
+        toml: || fat_tree(16, "0.01s"),
     },
     Bench { name: "smoke", what: "S1 for 0.1 s", default: false, toml: || star_dctcp("smoke", 2, "0.1s") },
 ];
@@ -87,15 +99,16 @@ series = false
     s
 }
 
-/// k = 8 fat tree, every link 10 Gb/s and 5 us, every switch port the DCTCP queue; each of the
-/// 128 hosts sends one long flow to another (a random permutation without fixed points).
-fn fat_tree() -> String {
+/// A k-ary fat tree (S3 at k = 8), every link 10 Gb/s and 5 us, every switch port the DCTCP
+/// queue; each of the k^3/4 hosts sends one long flow to another (a random permutation without
+/// fixed points).
+fn fat_tree(k: u32, duration: &str) -> String {
     format!(
-        r#"description = "bench S3: k = 8 fat tree, permutation traffic, DCTCP"
+        r#"description = "bench S3: k = {k} fat tree, permutation traffic, DCTCP"
 
 [run]
 seed = 1
-duration = "0.1s"
+duration = "{duration}"
 
 [tcp]
 cc = "dctcp"
@@ -103,7 +116,7 @@ cc = "dctcp"
 {QUEUE}
 [topology]
 type = "fattree"
-k = 8
+k = {k}
 rate = "10Gbps"
 delay = "5us"
 switch_queue = "dctcp"

@@ -301,8 +301,9 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     // --- routes: every node reaches every host along ccsim's shortest path (first next hop) ---
     let table = topo.routes().map_err(|e| refuse(file, "topology", e))?;
     let mut routes = Vec::new();
-    for (from, per_dst) in table.iter().enumerate() {
-        for (to, hops) in per_dst.iter().enumerate() {
+    for from in 0..nodes.len() {
+        for to in 0..nodes.len() {
+            let hops = table.get(from, to);
             let Some(dst) = nodes[to].addr else { continue };
             if from == to {
                 continue;

@@ -21,4 +21,4 @@ pub use queue::{
     Aqm, ClassSpec, EcnMarkPoint, NonEctPolicy, QueueLimit, QueueSpec, QueueStats, RedSpec, Scheduler, Unit,
 };
 pub use sim::{PortSample, RunStats, Sim, SimConfig};
-pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Topology, TopologyError};
+pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

@@ -4,7 +4,7 @@
 use crate::flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
 use crate::packet::{Packet, Payload};
 use crate::queue::{EnqueueResult, PortQueue, QueueStats};
-use crate::topology::{NodeId, NodeKind, PortId, Topology, TopologyError};
+use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
 use ccsim_tcp::{Ecn, Endpoint, Segment, TcpInfo};
 use std::collections::VecDeque;
@@ -102,7 +102,7 @@ pub struct Sim {
     q: EventQueue<Ev>,
     pool: Pool<Packet>,
     ports: Vec<Port>,
-    routes: Vec<Vec<Vec<PortId>>>,
+    routes: Routes,
     conns: Vec<Conn>,
     pings: Vec<(PingSpec, PingRecord, u32)>,
     out: Vec<Segment>,
@@ -123,12 +123,12 @@ impl Sim {
     ) -> Result<Sim, TopologyError> {
         let routes = topo.routes()?;
         for f in &flows {
-            if routes[f.src.0 as usize][f.dst.0 as usize].is_empty() {
+            if routes.get(f.src.0 as usize, f.dst.0 as usize).is_empty() {
                 return Err(TopologyError::NoRoute { from: topo.name(f.src).into(), to: topo.name(f.dst).into() });
             }
         }
         for p in &pings {
-            if routes[p.src.0 as usize][p.dst.0 as usize].is_empty() {
+            if routes.get(p.src.0 as usize, p.dst.0 as usize).is_empty() {
                 return Err(TopologyError::NoRoute { from: topo.name(p.src).into(), to: topo.name(p.dst).into() });
             }
         }
@@ -276,7 +276,7 @@ impl Sim {
             let p = self.pool.get(id);
             (p.dst, p.flow_hash)
         };
-        let cands = &self.routes[node.0 as usize][dst.0 as usize];
+        let cands = self.routes.get(node.0 as usize, dst.0 as usize);
         let port = match cands.len() {
             0 => {
                 self.pool.free(id);

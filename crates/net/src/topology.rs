@@ -116,9 +116,9 @@ impl Topology {
         })
     }
 
-    /// Shortest-path next hops: `routes[node][dst]` lists the ports leading one step closer to
-    /// host `dst` (empty for `dst == node` or non-host destinations). Hosts never forward.
-    pub fn routes(&self) -> Result<Vec<Vec<Vec<PortId>>>, TopologyError> {
+    /// Shortest-path next hops: `routes.get(node, dst)` lists the ports leading one step closer
+    /// to host `dst` (empty for `dst == node` or non-host destinations). Hosts never forward.
+    pub fn routes(&self) -> Result<Routes, TopologyError> {
         let n = self.num_nodes();
         // Outgoing ports per node.
         let mut out: Vec<Vec<PortId>> = vec![Vec::new(); n];
@@ -135,15 +135,18 @@ impl Topology {
                 return Err(TopologyError::HostForwarding(self.names[i].clone()));
             }
         }
-        let mut routes = vec![vec![Vec::new(); n]; n];
+        let mut r = Routes::new(self);
+        let mut dist = vec![u32::MAX; n];
+        let mut q = VecDeque::new();
+        let mut hops = Vec::new();
         for d in 0..n {
             if self.kinds[d] != NodeKind::Host {
                 continue;
             }
             // BFS backwards from d over nodes that may forward (switches), plus the sources.
-            let mut dist = vec![u32::MAX; n];
+            dist.fill(u32::MAX);
             dist[d] = 0;
-            let mut q = VecDeque::from([d]);
+            q.push_back(d);
             while let Some(v) = q.pop_front() {
                 if v != d && self.kinds[v] == NodeKind::Host {
                     continue; // hosts do not forward
@@ -159,15 +162,90 @@ impl Topology {
                 if u == d || dist[u] == u32::MAX {
                     continue;
                 }
+                hops.clear();
                 for &p in &out[u] {
                     let m = self.port_ends(p).1 .0 as usize;
                     if dist[m] != u32::MAX && dist[m] + 1 == dist[u] && (m == d || self.kinds[m] == NodeKind::Switch) {
-                        routes[u][d].push(p);
+                        hops.push(p);
                     }
                 }
+                r.set(u, d, &hops);
             }
         }
-        Ok(routes)
+        Ok(r)
+    }
+}
+
+/// The route table: for every node and destination host, the equal-cost next-hop ports.
+/// Candidate sets repeat (a fat tree's edge switch sends every remote host up the same k/2
+/// ports), so each distinct set is stored once and the table holds a 4-byte set index per
+/// (node, host): 5.5 MB at k = 16 instead of a `Vec` per pair.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    /// Host index of each node (`u32::MAX` for switches).
+    host_index: Vec<u32>,
+    hosts: usize,
+    /// `set[node * hosts + host_index]`: index into `sets`; 0 is the empty set.
+    set: Vec<u32>,
+    /// Each distinct set as (start, len) in `ports`.
+    sets: Vec<(u32, u32)>,
+    ports: Vec<PortId>,
+    interned: std::collections::HashMap<Vec<PortId>, u32>,
+}
+
+impl Routes {
+    fn new(t: &Topology) -> Routes {
+        let mut host_index = vec![u32::MAX; t.num_nodes()];
+        let mut hosts = 0usize;
+        for (i, k) in t.kinds.iter().enumerate() {
+            if *k == NodeKind::Host {
+                host_index[i] = hosts as u32;
+                hosts += 1;
+            }
+        }
+        Routes {
+            set: vec![0; t.num_nodes() * hosts],
+            host_index,
+            hosts,
+            sets: vec![(0, 0)],
+            ports: Vec::new(),
+            interned: std::collections::HashMap::new(),
+        }
+    }
+
+    fn set(&mut self, node: usize, dst: usize, hops: &[PortId]) {
+        if hops.is_empty() {
+            return;
+        }
+        let id = match self.interned.get(hops) {
+            Some(&id) => id,
+            None => {
+                let id = self.sets.len() as u32;
+                self.sets.push((self.ports.len() as u32, hops.len() as u32));
+                self.ports.extend_from_slice(hops);
+                self.interned.insert(hops.to_vec(), id);
+                id
+            }
+        };
+        let h = self.host_index[dst] as usize;
+        self.set[node * self.hosts + h] = id;
+    }
+
+    /// The next-hop ports from node `node` towards node `dst` (empty when `dst` is `node`, a
+    /// switch, or unreachable).
+    #[inline]
+    pub fn get(&self, node: usize, dst: usize) -> &[PortId] {
+        let h = self.host_index[dst];
+        if h == u32::MAX {
+            return &[];
+        }
+        let (start, len) = self.sets[self.set[node * self.hosts + h as usize] as usize];
+        &self.ports[start as usize..(start + len) as usize]
+    }
+
+    /// Distinct next-hop sets stored (the empty set included).
+    pub fn distinct_sets(&self) -> usize {
+        self.sets.len()
     }
 }
 
@@ -193,8 +271,9 @@ mod tests {
     }
 
     /// Next hops of `routes[u][d]` as the nodes they lead to, sorted.
-    fn hops(t: &Topology, r: &[Vec<Vec<PortId>>], u: NodeId, d: NodeId) -> Vec<NodeId> {
-        let mut v: Vec<NodeId> = r[u.0 as usize][d.0 as usize]
+    fn hops(t: &Topology, r: &Routes, u: NodeId, d: NodeId) -> Vec<NodeId> {
+        let mut v: Vec<NodeId> = r
+            .get(u.0 as usize, d.0 as usize)
             .iter()
             .map(|&p| {
                 let (s, m) = t.port_ends(p);
@@ -209,7 +288,7 @@ mod tests {
     /// Invariants of any route table: no route to oneself or to a switch; every next hop is the
     /// destination or a switch (hosts never forward); following any next hop reaches the
     /// destination in exactly one hop fewer.
-    fn check_invariants(t: &Topology, r: &[Vec<Vec<PortId>>]) {
+    fn check_invariants(t: &Topology, r: &Routes) {
         let n = t.num_nodes();
         for u in 0..n {
             for d in 0..n {
@@ -233,13 +312,13 @@ mod tests {
         // same number of steps.
         for u in 0..n {
             for d in 0..n {
-                if r[u][d].is_empty() {
+                if r.get(u, d).is_empty() {
                     continue;
                 }
                 let walk = |pick_last: bool| {
                     let (mut v, mut steps) = (u, 0);
                     while v != d {
-                        let c = &r[v][d];
+                        let c = r.get(v, d);
                         assert!(
                             !c.is_empty(),
                             "route from {} to {} dead-ends at {}",
@@ -272,13 +351,13 @@ mod tests {
         for &x in &hs {
             for &y in &hs {
                 if x == y {
-                    assert!(r[x.0 as usize][y.0 as usize].is_empty());
+                    assert!(r.get(x.0 as usize, y.0 as usize).is_empty());
                     continue;
                 }
-                assert_eq!(r[x.0 as usize][y.0 as usize], [port(&t, x, s)], "a host sends on its NIC");
-                assert_eq!(r[s.0 as usize][y.0 as usize], [port(&t, s, y)], "the switch sends straight to y");
+                assert_eq!(r.get(x.0 as usize, y.0 as usize), [port(&t, x, s)], "a host sends on its NIC");
+                assert_eq!(r.get(s.0 as usize, y.0 as usize), [port(&t, s, y)], "the switch sends straight to y");
             }
-            assert!(r[x.0 as usize][s.0 as usize].is_empty(), "no routes to switches");
+            assert!(r.get(x.0 as usize, s.0 as usize).is_empty(), "no routes to switches");
         }
         // Port numbering: link i owns 2i (a->b) and 2i+1 (b->a).
         assert_eq!(port(&t, hs[1], s), PortId(2));
@@ -338,8 +417,8 @@ mod tests {
         link(&mut t, s2, b);
         let r = t.routes().unwrap();
         check_invariants(&t, &r);
-        assert_eq!(r[s1.0 as usize][b.0 as usize], [p1, PortId(p2.0 + 1)]);
-        assert_eq!(r[s2.0 as usize][a.0 as usize], [PortId(p1.0 + 1), p2]);
+        assert_eq!(r.get(s1.0 as usize, b.0 as usize), [p1, PortId(p2.0 + 1)]);
+        assert_eq!(r.get(s2.0 as usize, a.0 as usize), [PortId(p1.0 + 1), p2]);
     }
 
     #[test]

@@ -431,7 +431,7 @@ fn traffic(
     s: &Scenario,
     tr: &spec::Traffic,
     topo: &Topology,
-    routes: &[Vec<Vec<PortId>>],
+    routes: &Routes,
     default_cc: CcKind,
     flows: &mut Vec<FlowSpec>,
 ) -> Result<()> {
@@ -483,11 +483,11 @@ fn traffic(
 }
 
 /// Every flow and ping needs a path between its hosts.
-fn check_path(routes: &[Vec<Vec<PortId>>], topo: &Topology, src: NodeId, dst: NodeId, field: &str) -> Result<()> {
+fn check_path(routes: &Routes, topo: &Topology, src: NodeId, dst: NodeId, field: &str) -> Result<()> {
     if src == dst {
         return Err(Error::new(field, "source and destination are the same host; they must differ"));
     }
-    if routes[src.0 as usize][dst.0 as usize].is_empty() {
+    if routes.get(src.0 as usize, dst.0 as usize).is_empty() {
         return Err(Error::new(
             field,
             format!("no path from \"{}\" to \"{}\" in the topology", topo.name(src), topo.name(dst)),

@@ -3,7 +3,7 @@
 //! permutation is a fixed-point-free, seed-determined mapping whose every flow has a route, and
 //! bad values are named with what is allowed.
 
-use ccsim_net::{NodeId, NodeKind, PortId, Topology};
+use ccsim_net::{NodeId, NodeKind, Routes, Topology};
 use ccsim_scenario::{build, parse, run_built, Built};
 use std::collections::BTreeSet;
 
@@ -41,11 +41,11 @@ fn degree(t: &Topology) -> Vec<usize> {
 }
 
 /// Number of distinct shortest paths from `u` to `d` following the route table.
-fn paths(t: &Topology, r: &[Vec<Vec<PortId>>], u: NodeId, d: NodeId) -> usize {
+fn paths(t: &Topology, r: &Routes, u: NodeId, d: NodeId) -> usize {
     if u == d {
         return 1;
     }
-    r[u.0 as usize][d.0 as usize].iter().map(|&p| paths(t, r, t.port_ends(p).1, d)).sum()
+    r.get(u.0 as usize, d.0 as usize).iter().map(|&p| paths(t, r, t.port_ends(p).1, d)).sum()
 }
 
 fn check_shape(k: usize) {
@@ -90,7 +90,7 @@ fn check_shape(k: usize) {
         assert_eq!(paths(t, &r, h("h0_0_0"), h("h0_1_0")), half);
         assert_eq!(paths(t, &r, h("h0_0_0"), h("h0_0_1")), 1);
     }
-    assert_eq!(r[e.0 as usize][h("h0_0_0").0 as usize].len(), half, "ECMP at an edge switch going up");
+    assert_eq!(r.get(e.0 as usize, h("h0_0_0").0 as usize).len(), half, "ECMP at an edge switch going up");
 }
 
 #[test]
