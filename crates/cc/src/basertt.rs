@@ -66,7 +66,7 @@ impl BaseRttRule {
     pub fn matches(&self, dst_ipv4: u32, cc: CcKind) -> bool {
         let (addr, len) = self.dst_prefix;
         let mask = prefix_mask(len);
-        dst_ipv4 & mask == addr & mask && self.cc.map_or(true, |c| c == cc)
+        dst_ipv4 & mask == addr & mask && self.cc.is_none_or(|c| c == cc)
     }
 }
 

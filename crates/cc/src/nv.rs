@@ -453,9 +453,7 @@ impl CongestionOps for Nv {
             self.ca.nv_rtt_max_rate = rate;
         }
         // Valid information: count it.
-        if self.ca.nv_eval_call_cnt < 255 {
-            self.ca.nv_eval_call_cnt += 1;
-        }
+        self.ca.nv_eval_call_cnt = self.ca.nv_eval_call_cnt.saturating_add(1);
 
         // The base-RTT bounds apply to the min RTT only.
         avg_rtt = self.bounded_rtt(avg_rtt);
@@ -484,10 +482,7 @@ impl CongestionOps for Nv {
             return;
         }
         ca.nv_rtt_start_seq = sk.snd_nxt;
-        if ca.nv_rtt_cnt < 0xff {
-            // RTTs without a decision.
-            ca.nv_rtt_cnt += 1;
-        }
+        ca.nv_rtt_cnt = ca.nv_rtt_cnt.saturating_add(1);
 
         // A single sample in an RTT: cwnd is probably too small (TSO, LRO, interrupt
         // coalescing), so raise the per-connection nv_min_cwnd and skip this RTT.

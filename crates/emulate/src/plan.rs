@@ -175,9 +175,9 @@ pub fn kernel_cc(kind: CcKind) -> Option<&'static str> {
 }
 
 fn fmt_rate(bps: u64) -> String {
-    if bps % 1_000_000_000 == 0 {
+    if bps.is_multiple_of(1_000_000_000) {
         format!("{}Gbps", bps / 1_000_000_000)
-    } else if bps % 1_000_000 == 0 {
+    } else if bps.is_multiple_of(1_000_000) {
         format!("{}Mbps", bps / 1_000_000)
     } else {
         format!("{bps}bps")

@@ -388,7 +388,7 @@ impl Sim {
             let j = self.cfg.host_jitter.ns();
             if port.from_host && j > 0 {
                 // Host timing noise, drawn per packet; the link stays FIFO.
-                at = at + SimTime::from_ns(port.rng.next_u64() % j);
+                at += SimTime::from_ns(port.rng.next_u64() % j);
                 if let Some(&(last, _)) = port.pipe.back() {
                     at = at.max(last);
                 }

@@ -97,7 +97,7 @@ impl Topology {
     /// Source and destination node of a port.
     pub fn port_ends(&self, p: PortId) -> (NodeId, NodeId) {
         let l = &self.links[(p.0 / 2) as usize];
-        if p.0 % 2 == 0 {
+        if p.0.is_multiple_of(2) {
             (l.a, l.b)
         } else {
             (l.b, l.a)

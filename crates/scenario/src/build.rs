@@ -574,7 +574,7 @@ impl BaseRttPrograms {
         let dst = self.addr[peer.0 as usize]?;
         self.entries
             .iter()
-            .filter(|e| e.src.as_ref().map_or(true, |s| s[local.0 as usize]))
+            .filter(|e| e.src.as_ref().is_none_or(|s| s[local.0 as usize]))
             .find_map(|e| base_rtt_for(&e.rules, dst, cc))
     }
 }

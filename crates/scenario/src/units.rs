@@ -79,7 +79,7 @@ pub fn rate(q: &Quantity, field: &str) -> Result<u64> {
         _ => f64::NAN,
     };
     let bps = v * mult;
-    if !bps.is_finite() || bps < 1.0 || bps > 1e15 {
+    if !bps.is_finite() || !(1.0..=1e15).contains(&bps) {
         return Err(Error::new(field, format!("{} is not a rate; expected a positive rate up to 1000Tbps, e.g. \"100Mbps\", \"10Gbps\" or bits per second", shown(q))));
     }
     Ok(bps.round() as u64)
@@ -99,7 +99,7 @@ pub fn bytes(q: &Quantity, field: &str) -> Result<u64> {
         _ => f64::NAN,
     };
     let b = v * mult;
-    if !b.is_finite() || b < 1.0 || b > 1e15 {
+    if !b.is_finite() || !(1.0..=1e15).contains(&b) {
         return Err(Error::new(
             field,
             format!("{} is not a size; expected a positive size, e.g. 1448, \"75KB\", \"1MB\", \"1MiB\"", shown(q)),

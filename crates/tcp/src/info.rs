@@ -65,7 +65,7 @@ impl Endpoint {
             rtt_us: sk.srtt_us >> 3,
             rttvar_us: self.mdev_us >> 2,
             min_rtt_us: if sk.min_rtt_us == u32::MAX { 0 } else { sk.min_rtt_us },
-            rto_us: self.rto.ns() / 1000 << self.backoff.min(20),
+            rto_us: (self.rto.ns() / 1000) << self.backoff.min(20),
             ato_us: self.ack.ato / 1000,
             snd_mss: sk.mss_cache,
             rcv_mss: self.ack.rcv_mss,

@@ -242,10 +242,13 @@ impl Endpoint {
     fn sacktag_one(&mut self, idx: usize, dup: bool, st: &mut SackState) -> u8 {
         let s = self.rtx[idx];
         let mut sacked = s.sacked;
-        if dup && sacked & (SACKED_RETRANS | EVER_RETRANS) != 0 {
-            if self.undo_marker != 0 && self.undo_retrans > 0 && after(s.end_seq, self.undo_marker) {
-                self.undo_retrans -= 1;
-            }
+        if dup
+            && sacked & (SACKED_RETRANS | EVER_RETRANS) != 0
+            && self.undo_marker != 0
+            && self.undo_retrans > 0
+            && after(s.end_seq, self.undo_marker)
+        {
+            self.undo_retrans -= 1;
         }
         if !after(s.end_seq, self.sk.snd_una) {
             return sacked;
@@ -726,12 +729,11 @@ impl Endpoint {
     /// `tcp_newreno_mark_lost`.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let state = self.sk.ca_state;
-        if (state < CaState::Recovery && self.sk.sacked_out >= self.reordering)
-            || (state == CaState::Recovery && snd_una_advanced)
+        if ((state < CaState::Recovery && self.sk.sacked_out >= self.reordering)
+            || (state == CaState::Recovery && snd_una_advanced))
+            && self.rtx.front().is_some_and(|s| s.sacked & LOST == 0)
         {
-            if self.rtx.front().is_some_and(|s| s.sacked & LOST == 0) {
-                self.mark_skb_lost(0);
-            }
+            self.mark_skb_lost(0);
         }
     }
 
@@ -757,7 +759,7 @@ impl Endpoint {
     fn remove_reno_sacks(&mut self, acked: u32, ece: bool) {
         if acked > 0 {
             self.count_delivered(acked.saturating_sub(self.sk.sacked_out).max(1), ece);
-            if acked - 1 >= self.sk.sacked_out {
+            if acked > self.sk.sacked_out {
                 self.sk.sacked_out = 0;
             } else {
                 self.sk.sacked_out -= acked - 1;
@@ -800,14 +802,13 @@ impl Endpoint {
             self.retrans_stamp = 0;
         } else if !before(self.sk.snd_una, self.high_seq) {
             match self.sk.ca_state {
-                CaState::Cwr => {
+                CaState::Cwr
                     // Hold CWR until something above high_seq is acked, so the CWR bit reached
                     // the receiver.
-                    if self.sk.snd_una != self.high_seq {
+                    if self.sk.snd_una != self.high_seq => {
                         self.end_cwnd_reduction();
                         self.set_ca_state(CaState::Open);
                     }
-                }
                 CaState::Recovery => {
                     if self.is_reno() {
                         self.sk.sacked_out = 0;

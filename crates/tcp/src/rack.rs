@@ -125,7 +125,7 @@ impl Endpoint {
         self.rack_advanced = false;
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
-            let j = self.cfg.usecs_to_jiffies(timeout as u64) + TIMEOUT_MIN_JIFFIES;
+            let j = self.cfg.usecs_to_jiffies(timeout) + TIMEOUT_MIN_JIFFIES;
             let at = self.now + self.cfg.jiffies(j);
             self.xmit_timer = Some((at, XmitTimer::ReoTimeout));
         }
