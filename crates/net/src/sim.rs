@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     TxDone(u32),
+    /// A lazy host NIC finished a transmission that a TSQ-throttled socket waits for.
+    TsqWake(u32),
     Arrive(u32),
     Timer(u32, bool),
     FlowStart(u32),
@@ -53,13 +55,18 @@ struct Port {
     tx_packets: u64,
     link_drops: u64,
     rng: Rng,
-    /// Lazy port (a switch port with one arrival-time-AQM class): each packet's transmission
-    /// start and end are computed when it is queued, so the port needs no `TxDone` events;
-    /// `starts` holds (start, size) of the packets still waiting, `busy_until` the end of the
-    /// last transmission.
+    /// Lazy port (one class with arrival-time AQM): each packet's transmission start and end
+    /// are computed when it is queued, so the port needs no `TxDone` events; `starts` holds
+    /// (start, size) of the packets still waiting, `busy_until` the end of the last
+    /// transmission.
     lazy: bool,
     busy_until: SimTime,
     starts: VecDeque<(SimTime, u32)>,
+    /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, as (end,
+    /// connection, server side, bytes), in order; `wake` is the pending `TsqWake`, scheduled
+    /// only while a socket of this host is throttled.
+    tsq: VecDeque<(SimTime, u32, bool, u64)>,
+    wake: Option<SimTime>,
 }
 
 struct Conn {
@@ -103,6 +110,8 @@ pub struct Sim {
     pool: Pool<Packet>,
     ports: Vec<Port>,
     routes: Routes,
+    /// Each host's NIC port (`u32::MAX` for switches).
+    host_nic: Vec<u32>,
     conns: Vec<Conn>,
     pings: Vec<(PingSpec, PingRecord, u32)>,
     out: Vec<Segment>,
@@ -136,9 +145,10 @@ impl Sim {
         for (i, l) in topo.links.iter().enumerate() {
             for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
                 let queue = PortQueue::new(qs);
-                let from_host = topo.kinds[from.0 as usize] == NodeKind::Host;
                 ports.push(Port {
-                    lazy: !from_host && queue.supports_lazy(),
+                    lazy: queue.supports_lazy(),
+                    tsq: VecDeque::new(),
+                    wake: None,
                     busy_until: SimTime::ZERO,
                     starts: VecDeque::new(),
                     to,
@@ -155,6 +165,13 @@ impl Sim {
                     link_drops: 0,
                     rng: Rng::new(cfg.seed, 0x1000_0000 + 2 * i as u64 + dir),
                 });
+            }
+        }
+        let mut host_nic = vec![u32::MAX; topo.num_nodes()];
+        for p in 0..2 * topo.links.len() as u32 {
+            let (from, _) = topo.port_ends(PortId(p));
+            if topo.kinds[from.0 as usize] == NodeKind::Host {
+                host_nic[from.0 as usize] = p;
             }
         }
         let mut q = EventQueue::new();
@@ -203,6 +220,7 @@ impl Sim {
             pool: Pool::new(),
             ports,
             routes,
+            host_nic,
             conns,
             pings,
             out: Vec::with_capacity(64),
@@ -227,6 +245,7 @@ impl Sim {
         while let Some((now, ev)) = self.q.pop_until(until) {
             match ev {
                 Ev::TxDone(p) => self.tx_done(p as usize, now),
+                Ev::TsqWake(p) => self.tsq_wake(p as usize, now),
                 Ev::Arrive(p) => self.arrive(p as usize, now),
                 Ev::Timer(c, server) => self.timer(c as usize, server, now),
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),
@@ -319,6 +338,72 @@ impl Sim {
         }
     }
 
+    /// Lazy host NIC: return the TSQ budget of every transmission that ended by `now` to its
+    /// socket (`tcp_wfree`); a socket that TSQ had stopped sends again (`tcp_tsq_handler`).
+    fn settle_tsq(&mut self, pi: usize, now: SimTime) {
+        while let Some(&(end, ci, server, bytes)) = self.ports[pi].tsq.front() {
+            if end > now {
+                break;
+            }
+            self.ports[pi].tsq.pop_front();
+            let c = &mut self.conns[ci as usize];
+            let ep = if server { &mut c.server } else { &mut c.client };
+            let throttled = ep.tsq_throttled();
+            ep.tsq_release(now, bytes, &mut self.out);
+            if throttled {
+                self.after_endpoint(ci as usize, server, now);
+            }
+        }
+    }
+
+    /// Keep a `TsqWake` pending at the next transmission end of a lazy host NIC while a socket
+    /// of the host is throttled.
+    fn ensure_tsq_wake(&mut self, pi: usize) {
+        let port = &mut self.ports[pi];
+        if let Some(&(end, ..)) = port.tsq.front() {
+            if port.wake.is_none_or(|w| end < w) {
+                port.wake = Some(end);
+                self.q.schedule(end, Ev::TsqWake(pi as u32));
+            }
+        }
+    }
+
+    fn tsq_wake(&mut self, pi: usize, now: SimTime) {
+        if self.ports[pi].wake != Some(now) {
+            return; // superseded
+        }
+        self.ports[pi].wake = None;
+        self.settle_tsq(pi, now);
+        let any_throttled = self.ports[pi].tsq.iter().any(|&(_, ci, server, _)| {
+            let c = &self.conns[ci as usize];
+            if server {
+                c.server.tsq_throttled()
+            } else {
+                c.client.tsq_throttled()
+            }
+        });
+        if any_throttled {
+            self.ensure_tsq_wake(pi);
+        }
+    }
+
+    /// The NIC port of a flow's end (`server`: the receiver's), when it is a lazy host NIC.
+    fn lazy_nic(&self, ci: usize, server: bool) -> Option<usize> {
+        let c = &self.conns[ci];
+        let host = if server { c.spec.dst } else { c.spec.src };
+        let pi = self.host_nic[host.0 as usize] as usize;
+        (pi != u32::MAX as usize && self.ports[pi].lazy).then_some(pi)
+    }
+
+    /// Before a socket runs: its host NIC's finished transmissions return their TSQ budget.
+    fn settle_nic(&mut self, ci: usize, server: bool, now: SimTime) {
+        if let Some(pi) = self.lazy_nic(ci, server) {
+            if self.ports[pi].tsq.front().is_some_and(|t| t.0 <= now) {
+                self.settle_tsq(pi, now);
+            }
+        }
+    }
+
     /// Queue a packet at a lazy port: decide marking or dropping with the queue as it is at
     /// `now`, then compute when its transmission starts and ends and put it on the link.
     fn enqueue_lazy(&mut self, pi: usize, id: PoolId, now: SimTime) {
@@ -339,12 +424,26 @@ impl Sim {
         port.busy_ns += t.ns();
         port.tx_bytes += wire as u64;
         port.tx_packets += 1;
+        // A host's data segment returns its TSQ budget when its transmission ends.
+        if let Payload::Tcp { conn, to_server, seg } = pkt.payload {
+            if port.from_host && seg.len > 0 {
+                port.tsq.push_back((end, conn, !to_server, (seg.len + seg.header_len()) as u64));
+            }
+        }
         if port.loss > 0.0 && port.rng.chance(port.loss) {
             port.link_drops += 1;
             self.pool.free(id);
             return;
         }
-        let at = end + port.delay;
+        let mut at = end + port.delay;
+        let j = self.cfg.host_jitter.ns();
+        if port.from_host && j > 0 {
+            // Host timing noise, drawn per packet; the link stays FIFO.
+            at += SimTime::from_ns(port.rng.next_u64() % j);
+            if let Some(&(last, _)) = port.pipe.back() {
+                at = at.max(last);
+            }
+        }
         if port.pipe.is_empty() {
             self.q.schedule(at, Ev::Arrive(pi as u32));
         }
@@ -436,6 +535,7 @@ impl Sim {
                     self.stats.data_packets_delivered += 1;
                 }
                 seg.ecn = pkt.ecn;
+                self.settle_nic(conn as usize, to_server, now);
                 let c = &mut self.conns[conn as usize];
                 let ep = if to_server { &mut c.server } else { &mut c.client };
                 ep.on_segment(now, &seg, &mut self.out);
@@ -476,6 +576,19 @@ impl Sim {
             }
         }
         self.out = out;
+        let throttled = {
+            let c = &self.conns[ci];
+            if server {
+                c.server.tsq_throttled()
+            } else {
+                c.client.tsq_throttled()
+            }
+        };
+        if throttled {
+            if let Some(pi) = self.lazy_nic(ci, server) {
+                self.ensure_tsq_wake(pi);
+            }
+        }
         let c = &mut self.conns[ci];
         if c.established.is_none() && c.client.is_established() {
             c.established = Some(now);
@@ -519,6 +632,8 @@ impl Sim {
             return; // superseded by an earlier event
         }
         c.timer[server as usize] = None;
+        self.settle_nic(ci, server, now);
+        let c = &mut self.conns[ci];
         let ep = if server { &mut c.server } else { &mut c.client };
         if ep.next_deadline().is_some_and(|d| d <= now) {
             ep.on_timer(now, &mut self.out);
@@ -527,6 +642,7 @@ impl Sim {
     }
 
     fn flow_start(&mut self, ci: usize, now: SimTime) {
+        self.settle_nic(ci, false, now);
         let c = &mut self.conns[ci];
         c.started = true;
         match c.spec.kind {

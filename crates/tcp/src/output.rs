@@ -516,6 +516,11 @@ impl Endpoint {
 
     /// The host finished transmitting `bytes` of this socket's data (TX completion, which
     /// `tcp_wfree` turns into a `tcp_tsq_handler` run when the socket was throttled).
+    /// TCP Small Queues stopped the sender until some of its data leaves the host.
+    pub fn tsq_throttled(&self) -> bool {
+        self.tsq_throttled
+    }
+
     pub fn tsq_release(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         self.set_now(now);
         self.tsq_bytes = self.tsq_bytes.saturating_sub(bytes);
