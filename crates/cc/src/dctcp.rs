@@ -23,11 +23,17 @@ pub struct DctcpParams {
     /// `dctcp_alpha_on_init`: alpha at connection start in 1/1024 (default 1024; larger values
     /// are capped at 1024 by `dctcp_init`).
     pub alpha_on_init: u32,
+    /// A receiver whose CE state flips ACKs at once (`ICSK_ACK_NOW`, a0496ef2c2 "tcp: do not
+    /// delay ACK in DCTCP upon CE status change", Linux 4.19 and later). `false` models the
+    /// kernels before it, where the ACK carrying the new state could wait for the delayed-ACK
+    /// timer (DCTCP sets `TCP_ECN_DEMAND_CWR` itself, so `__tcp_ecn_check_ce` does not enter
+    /// quick-ACK mode either). Not a module parameter: a choice of kernel.
+    pub ce_ack_now: bool,
 }
 
 impl Default for DctcpParams {
     fn default() -> Self {
-        DctcpParams { shift_g: 4, alpha_on_init: DCTCP_MAX_ALPHA }
+        DctcpParams { shift_g: 4, alpha_on_init: DCTCP_MAX_ALPHA, ce_ack_now: true }
     }
 }
 
@@ -64,6 +70,7 @@ pub struct Dctcp {
     fallback: bool,
     shift_g: u8,
     alpha_on_init: u16,
+    ce_ack_now: bool,
 }
 
 // Linux: BUILD_BUG_ON(sizeof(struct dctcp) > ICSK_CA_PRIV_SIZE).
@@ -88,6 +95,7 @@ impl Dctcp {
             // Linux refuses shift_g > 10; clamp so `10 - shift_g` cannot underflow.
             shift_g: params.shift_g.min(DCTCP_MAX_SHIFT_G) as u8,
             alpha_on_init: params.alpha_on_init.min(DCTCP_MAX_ALPHA) as u16,
+            ce_ack_now: params.ce_ack_now,
         }
     }
 
@@ -160,8 +168,8 @@ impl Dctcp {
                 sk.ecn_demand_cwr = old_ece;
                 sk.send_ack_for = Some((self.prior_rcv_nxt, old_ece));
             }
-            // The one-shot ICSK_ACK_NOW, not quickack mode.
-            sk.ack_now = true;
+            // The one-shot ICSK_ACK_NOW, not quickack mode (kernels since a0496ef2c2).
+            sk.ack_now = self.ce_ack_now;
         }
         self.prior_rcv_nxt = sk.rcv_nxt;
         self.ce_state = new_ce_state;

@@ -20,7 +20,8 @@ usage:
   ccsim reproduce [NAME...] [--quick] [--out DIR] [--json]
                                                 reproduce the seed experiments (scorecard + report)
   ccsim reproduce --list                        list the experiments
-  ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--verbose]
+  ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed]
+                [--cwr-ack now|delayed] [--verbose]
                                                 run packetdrill scripts against ccsim's TCP
   ccsim ss SCENARIO.toml --at TIME [--json] [FILTER...]
                                                 run to TIME (e.g. 2.5s), list the sockets as `ss -tin`;

@@ -1,4 +1,4 @@
-//! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--verbose]`: run packetdrill
+//! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed] [--cwr-ack now|delayed] [--verbose]`: run packetdrill
 //! scripts against ccsim's TCP endpoint. Exit 0 iff every script passes.
 
 use crate::{take_flag, take_opt};
@@ -32,11 +32,25 @@ pub fn cmd(args: &[String]) -> Result<bool, String> {
             _ => return Err(format!("--hz: `{h}`: one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)")),
         };
     }
+    if let Some(v) = take_opt(&mut args, "--dctcp-ce-ack")? {
+        opts.dctcp_ce_ack_now = match v.as_str() {
+            "now" => true,
+            "delayed" => false,
+            _ => return Err(format!("--dctcp-ce-ack: `{v}`: `now` (Linux 4.19+) or `delayed` (earlier kernels)")),
+        };
+    }
+    if let Some(v) = take_opt(&mut args, "--cwr-ack")? {
+        opts.cwr_ack_now = match v.as_str() {
+            "now" => true,
+            "delayed" => false,
+            _ => return Err(format!("--cwr-ack: `{v}`: `now` (Linux 5.3+) or `delayed` (earlier kernels)")),
+        };
+    }
     if let Some(a) = args.iter().find(|a| a.starts_with("--")) {
         return Err(format!("unknown option `{a}` for pdrill"));
     }
     if args.is_empty() {
-        return Err("usage: ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--verbose]".into());
+        return Err("usage: ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed] [--cwr-ack now|delayed] [--verbose]".into());
     }
     let results: Vec<ScriptResult> = args.iter().map(|p| run_file(p.as_ref(), &opts)).collect();
     let all = results.iter().all(|r| r.passed);

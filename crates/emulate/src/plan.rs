@@ -189,6 +189,20 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     let topo = &b.topo;
     let mut notes = Vec::new();
     // --- fields the kernel path cannot honour ---
+    if s.tcp.cwr_ack != "now" {
+        return Err(refuse(
+            file,
+            "tcp.cwr_ack",
+            "this kernel ACKs CWR data at once (Linux 5.3+); only \"now\" can be emulated",
+        ));
+    }
+    if s.tcp.dctcp.ce_ack != "now" {
+        return Err(refuse(
+            file,
+            "tcp.dctcp.ce_ack",
+            "ccsim's BPF DCTCP ACKs a CE change at once, as Linux 4.19+; only \"now\" can be emulated",
+        ));
+    }
     if topo.num_nodes() > 64 {
         return Err(refuse(
             file,

@@ -28,11 +28,16 @@ pub struct RunOptions {
     /// `CONFIG_HZ` of the kernel the scripts are checked against (the endpoint's timers count in
     /// its jiffies). Default 250: the conformance reference kernel's.
     pub hz: u32,
+    /// DCTCP receivers ACK a CE-state change at once (Linux 4.19+, a0496ef2c2; default) or, as
+    /// earlier kernels, with the delayed ACK.
+    pub dctcp_ce_ack_now: bool,
+    /// Data with CWR is ACKed at once (Linux 5.3+, 9aee40006190; default) or delayed.
+    pub cwr_ack_now: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { tolerance: SimTime::from_us(4000), hz: 250 }
+        RunOptions { tolerance: SimTime::from_us(4000), hz: 250, dctcp_ce_ack_now: true, cwr_ack_now: true }
     }
 }
 
@@ -787,6 +792,8 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
     // The script's application reads only when it calls read().
     r.cfg.auto_read = false;
     r.cfg.hz = r.opts.hz;
+    r.cfg.cc_params.dctcp.ce_ack_now = r.opts.dctcp_ce_ack_now;
+    r.cfg.cwr_ack_now = r.opts.cwr_ack_now;
     // Scripts run in packetdrill's standard environment (common/defaults.sh: tcp_rmem max 15 MiB,
     // hence window scale 8); their shell blocks change it further.
     r.cfg.rcvbuf = 15 * 1024 * 1024;

@@ -68,7 +68,8 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
             format!("{} is out of range; allowed 1..=100000 packets", t.init_cwnd),
         ));
     }
-    let dctcp = DctcpParams { shift_g: t.dctcp.shift_g, alpha_on_init: t.dctcp.alpha_on_init };
+    let ce_ack_now = one_of(&t.dctcp.ce_ack, "tcp.dctcp.ce_ack", &["now", "delayed"])? == "now";
+    let dctcp = DctcpParams { shift_g: t.dctcp.shift_g, alpha_on_init: t.dctcp.alpha_on_init, ce_ack_now };
     dctcp.validate().map_err(|m| Error::new("tcp.dctcp", m))?;
     let cubic = CubicParams {
         beta: Some(t.cubic.beta),
@@ -95,9 +96,11 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
     if ![100, 250, 300, 1000].contains(&t.hz) {
         return Err(Error::new("tcp.hz", "one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)"));
     }
+    let cwr_ack_now = one_of(&t.cwr_ack, "tcp.cwr_ack", &["now", "delayed"])? == "now";
     Ok(TcpConfig {
         cc,
         hz: t.hz,
+        cwr_ack_now,
         cc_params: CcParams { cubic, dctcp, freebsd_dctcp, bbr, nv },
         // FreeBSD never sends an ECT SYN (and a Linux receiver refuses ECN to one unless its CC
         // needs ECN).

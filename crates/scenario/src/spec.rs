@@ -114,6 +114,9 @@ pub struct Tcp {
     /// retransmission, loss-probe and RACK reordering timers.
     #[serde(default = "d_hz")]
     pub hz: u32,
+    /// Data carrying CWR: ACKed "now" (Linux 5.3+) or "delayed" like other data (earlier).
+    #[serde(default = "d_ce_ack")]
+    pub cwr_ack: String,
     #[serde(default)]
     pub dctcp: DctcpSpec,
     #[serde(default)]
@@ -141,11 +144,15 @@ pub struct DctcpSpec {
     /// `dctcp_alpha_on_init`, 0..=1024 (default 1024).
     #[serde(default = "d_alpha")]
     pub alpha_on_init: u32,
+    /// When a receiver's CE state flips: "now" (immediate ACK, Linux 4.19+) or "delayed"
+    /// (kernels before a0496ef2c2).
+    #[serde(default = "d_ce_ack")]
+    pub ce_ack: String,
 }
 
 impl Default for DctcpSpec {
     fn default() -> Self {
-        DctcpSpec { shift_g: d_shift_g(), alpha_on_init: d_alpha() }
+        DctcpSpec { shift_g: d_shift_g(), alpha_on_init: d_alpha(), ce_ack: d_ce_ack() }
     }
 }
 
@@ -630,6 +637,9 @@ fn d_cc() -> String {
 }
 fn d_ecn() -> String {
     "passive".into()
+}
+fn d_ce_ack() -> String {
+    "now".into()
 }
 fn d_hz() -> u32 {
     1000

@@ -68,6 +68,10 @@ pub struct TcpConfig {
     /// timers count in jiffies (`usecs_to_jiffies` rounds up, `TCP_TIMEOUT_MIN` is 2 jiffies), so
     /// a 250 Hz kernel's timers are coarser than a 1000 Hz one's. 100, 250, 300 or 1000.
     pub hz: u32,
+    /// Data carrying CWR is ACKed at once (`tcp_ecn_accept_cwr`, 9aee40006190 "tcp: ack
+    /// immediately when a cwr packet arrives", Linux 5.3 and later); `false` models earlier
+    /// kernels, where it waited like any other data.
+    pub cwr_ack_now: bool,
 }
 
 impl Default for TcpConfig {
@@ -99,6 +103,7 @@ impl Default for TcpConfig {
             auto_read: true,
             base_rtt_us: None,
             hz: 1000,
+            cwr_ack_now: true,
         }
     }
 }

@@ -58,12 +58,13 @@ impl Endpoint {
     pub(crate) fn data_queue(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         let fin = seg.flags.has(TcpFlags::FIN);
         // tcp_ecn_accept_cwr (also on pure ACKs): the sender reacted; stop echoing, and ACK
-        // data at once -- unless the module keeps delaying it (FreeBSD dctcp_ecnpkt_handler,
-        // which reads the CWR bit as CCF_TCPHDR_CWR).
+        // data at once (9aee40006190, Linux 5.3; `TcpConfig::cwr_ack_now`) -- unless the module
+        // keeps delaying it (FreeBSD dctcp_ecnpkt_handler, which reads the CWR bit as
+        // CCF_TCPHDR_CWR).
         self.sk.rx_cwr = seg.flags.has(TcpFlags::CWR);
         if seg.flags.has(TcpFlags::CWR) {
             self.sk.ecn_demand_cwr = false;
-            if seg.len > 0 && !self.sk.delack_on_cwr {
+            if seg.len > 0 && !self.sk.delack_on_cwr && self.cfg.cwr_ack_now {
                 self.ack.pending |= ACK_NOW;
             }
         }
