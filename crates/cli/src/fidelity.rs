@@ -1,5 +1,6 @@
 //! `ccsim fidelity`: the simulator against this machine's kernel on the Mininet-HiFi experiment
-//! (two senders into one 100 Mb/s port). For each congestion control, the same scenario is run
+//! (two senders into one 100 Mb/s port). For each congestion control (DCTCP and TCP-NV as ccsim's
+//! BPF struct_ops on the kernel side, NV with an 80 µs base RTT), the same scenario is run
 //! by `ccsim run` and by `ccsim emulate`, and `ccsim compare` scores them; a 1 Gb/s CUBIC run
 //! checks the kernel path's inter-dequeue timing where the CPU becomes the limit.
 
@@ -45,6 +46,15 @@ fn variant(base: &str, cc: &str, rate: &str, duration: &str) -> Result<Scenario,
     s.tcp.cc = cc.into();
     s.topology.rate = rate.into();
     s.run.duration = duration.into();
+    if cc == "nv" {
+        // TCP-NV with the base RTT a BPF sock_ops program supplies (tcp_basertt_kern.c's 80 µs).
+        s.base_rtt.push(scenario::spec::BaseRtt {
+            base_rtt: "80us".into(),
+            cc: Some("nv".into()),
+            src: None,
+            dst: None,
+        });
+    }
     Ok(s)
 }
 
@@ -80,6 +90,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         ("cubic-100m", TCP, "cubic", "100Mbps"),
         ("reno-100m", TCP, "reno", "100Mbps"),
         ("bbr-100m", TCP, "bbr", "100Mbps"),
+        ("nv-100m", TCP, "nv", "100Mbps"),
     ];
     if !no_1g {
         plan.push(("cubic-1g", TCP, "cubic", "1Gbps"));
