@@ -307,7 +307,7 @@ mod tests {
     }
 
     fn dctcp(shift_g: u32, alpha_on_init: u32) -> (Dctcp, Sock) {
-        let mut d = Dctcp::new(DctcpParams { shift_g, alpha_on_init });
+        let mut d = Dctcp::new(DctcpParams { shift_g, alpha_on_init, ..DctcpParams::default() });
         let mut sk = ecn_sock();
         d.init(&mut sk);
         (d, sk)
@@ -348,9 +348,9 @@ mod tests {
         let (d, _) = dctcp(4, 0);
         assert_eq!(d.alpha(), 0);
         assert!(DctcpParams::default().validate().is_ok());
-        assert_eq!(DctcpParams::default(), DctcpParams { shift_g: 4, alpha_on_init: 1024 });
-        assert!(DctcpParams { shift_g: 11, alpha_on_init: 0 }.validate().is_err());
-        assert!(DctcpParams { shift_g: 4, alpha_on_init: 1025 }.validate().is_err());
+        assert_eq!(DctcpParams::default(), DctcpParams { shift_g: 4, alpha_on_init: 1024, ce_ack_now: true });
+        assert!(DctcpParams { shift_g: 11, alpha_on_init: 0, ..DctcpParams::default() }.validate().is_err());
+        assert!(DctcpParams { shift_g: 4, alpha_on_init: 1025, ..DctcpParams::default() }.validate().is_err());
     }
 
     #[test]

@@ -25,7 +25,10 @@ fn window(cc: &mut Cc, sk: &mut Sock, n: u32, ce: u32) {
 
 #[test]
 fn c80dbe0461_alpha_reaches_zero_through_dispatch() {
-    let params = CcParams { dctcp: DctcpParams { shift_g: 4, alpha_on_init: 15 }, ..CcParams::default() };
+    let params = CcParams {
+        dctcp: DctcpParams { shift_g: 4, alpha_on_init: 15, ..DctcpParams::default() },
+        ..CcParams::default()
+    };
     let mut cc = Cc::new(CcKind::Dctcp, &params);
     let mut sk = ecn_sock();
     cc.init(&mut sk);
