@@ -114,15 +114,26 @@ impl TcpConfig {
         1_000_000_000 / self.hz.max(1) as u64
     }
 
-    /// `usecs_to_jiffies`, as a duration: `us` rounded up to whole jiffies.
+    /// `usecs_to_jiffies`: `us` rounded up to whole jiffies. (On the per-ACK path: the common
+    /// tick rates divide by constants.)
+    #[inline]
     pub fn usecs_to_jiffies(&self, us: u64) -> u64 {
-        let j = self.jiffy_ns();
-        (us * 1000).div_ceil(j)
+        match self.hz {
+            1000 => us.div_ceil(1000),
+            250 => us.div_ceil(4000),
+            100 => us.div_ceil(10_000),
+            _ => (us * 1000).div_ceil(self.jiffy_ns()),
+        }
     }
 
     /// `n` jiffies as simulated time.
+    #[inline]
     pub fn jiffies(&self, n: u64) -> SimTime {
-        SimTime(n * self.jiffy_ns())
+        match self.hz {
+            1000 => SimTime(n * 1_000_000),
+            250 => SimTime(n * 4_000_000),
+            _ => SimTime(n * self.jiffy_ns()),
+        }
     }
 
     /// The window-scale shift Linux picks for this buffer (`tcp_select_initial_window`).
@@ -152,6 +163,9 @@ mod tests {
         assert_eq!(c250.usecs_to_jiffies(1), 1);
         assert_eq!(c250.jiffies(9), SimTime::from_ms(36));
         assert_eq!(c250.jiffies(50), SimTime::from_ms(200)); // TCP_RTO_MIN = HZ / 5
+        let c300 = TcpConfig { hz: 300, ..TcpConfig::default() };
+        assert_eq!(c300.usecs_to_jiffies(3_334), 2); // 1.0002 ticks of 3.333 ms
+        assert_eq!(c300.jiffies(3), SimTime(9_999_999));
         let c1000 = TcpConfig::default();
         assert_eq!(c1000.usecs_to_jiffies(25_001), 26);
         assert_eq!(c1000.jiffies(200), SimTime::from_ms(200));
