@@ -10,7 +10,7 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
         if !args.is_empty() {
             return Err("usage: ccsim emulate --cleanup".into());
         }
-        let removed = emulate::cleanup();
+        let removed = emulate::cleanup()?;
         if removed.is_empty() {
             eprintln!("nothing to clean up");
         }
@@ -24,11 +24,13 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
     let mut opts = emulate::Options { ignore_delay: take_flag(&mut args, "--ignore-delay"), ..Default::default() };
     if let Some(r) = take_opt(&mut args, "--max-rate")? {
         let q: ccsim_scenario::Quantity = r.as_str().into();
-        opts.max_rate_bps = ccsim_scenario::parse_rate(&q, "--max-rate").map_err(|e| e.to_string())?;
+        opts.max_rate_bps =
+            ccsim_scenario::parse_rate(&q, "--max-rate").map_err(|e| format!("--max-rate: {}", e.msg))?;
     }
     if let Some(d) = take_opt(&mut args, "--ss-every")? {
         let q: ccsim_scenario::Quantity = d.as_str().into();
-        opts.ss_every_ns = ccsim_scenario::parse_duration(&q, "--ss-every", false).map_err(|e| e.to_string())?.ns();
+        opts.ss_every_ns =
+            ccsim_scenario::parse_duration(&q, "--ss-every", false).map_err(|e| format!("--ss-every: {}", e.msg))?.ns();
     }
     let [path] = args.as_slice() else {
         return Err(

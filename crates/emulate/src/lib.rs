@@ -69,7 +69,15 @@ pub fn emulate_scenario(
 
 /// Remove what an interrupted or killed emulation left behind: its namespaces (with their
 /// veths, qdiscs and tc filters), BPF loaders still running, cgroups. Returns what was removed.
-pub fn cleanup() -> Vec<String> {
+pub fn cleanup() -> Result<Vec<String>, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        let left = netns::leftover_namespaces();
+        return Err(format!(
+            "ccsim emulate --cleanup needs root (it deletes network namespaces and BPF programs){}",
+            if left.is_empty() { String::new() } else { format!("; left behind: {}", left.join(", ")) }
+        ));
+    }
     let mut removed = Vec::new();
     for ns in netns::leftover_namespaces() {
         if std::process::Command::new("ip").args(["netns", "del", &ns]).status().is_ok_and(|s| s.success()) {
@@ -102,5 +110,5 @@ pub fn cleanup() -> Vec<String> {
             }
         }
     }
-    removed
+    Ok(removed)
 }
