@@ -78,6 +78,8 @@ pub struct LinkPlan {
 pub enum FlowKindPlan {
     Bulk,
     Transfer { bytes: u64 },
+    /// Requests of `bytes`, each written once the previous one is acknowledged.
+    Rpc { bytes: u64 },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -349,16 +351,10 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
         let kind = match &f.kind {
             FlowKind::Bulk { .. } => FlowKindPlan::Bulk,
             FlowKind::Transfer { bytes } => FlowKindPlan::Transfer { bytes: *bytes },
-            FlowKind::Rpc { .. } => {
-                return Err(refuse(
-                    file,
-                    &format!("{field}.kind"),
-                    "\"rpc\" is not emulated yet; allowed: \"bulk\", \"transfer\"",
-                ))
-            }
+            FlowKind::Rpc { bytes, .. } => FlowKindPlan::Rpc { bytes: *bytes },
         };
         let stop_ns = match &f.kind {
-            FlowKind::Bulk { stop } => stop.map(|t| t.ns()),
+            FlowKind::Bulk { stop } | FlowKind::Rpc { stop, .. } => stop.map(|t| t.ns()),
             _ => None,
         };
         let (src, dst) = (f.src.0 as usize, f.dst.0 as usize);

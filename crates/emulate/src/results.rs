@@ -4,7 +4,8 @@
 
 use crate::run::RawResults;
 use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
-use ccsim_scenario::{FlowSummary, PingSummary, QueueSummary, Summary};
+use crate::plan::FlowKindPlan;
+use ccsim_scenario::{FlowSummary, PingSummary, QueueSummary, RpcSummary, Summary};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -176,7 +177,16 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
             cwr_events: 0,
             completion_s: res.completion_ns.map(|t| round6(t as f64 / 1e9)),
             established_s: res.established_ns.map(|t| round6(t as f64 / 1e9)),
-            rpc: None,
+            rpc: matches!(f.kind, FlowKindPlan::Rpc { .. }).then(|| {
+                let ms: Vec<f64> = res.rpc_latencies_ns.iter().map(|&t| t as f64 / 1e6).collect();
+                let st = summarize(&ms);
+                RpcSummary {
+                    completed: ms.len() as u64,
+                    mean_ms: round6(st.mean),
+                    p50_ms: round6(st.p50),
+                    p99_ms: round6(st.p99),
+                }
+            }),
         });
         flow_info.push(serde_json::json!({
             "name": f.name,

@@ -154,12 +154,15 @@ pub struct FlowResult {
     /// When the sender stopped writing (bulk) or the transfer was acknowledged.
     pub end_ns: Option<i64>,
     pub completion_ns: Option<i64>,
+    /// RPC flows: each request's latency, from the write of its first byte to its last byte
+    /// acknowledged (as `ccsim run` measures it).
+    pub rpc_latencies_ns: Vec<u64>,
     pub info: Option<sys::TcpInfo>,
     pub error: Option<String>,
 }
 
-/// Run one sender: connect at its start, write until its stop / the end of the run (bulk) or
-/// until `bytes` are written and acknowledged (transfer). `fd_out` receives the connected
+/// Run one sender: connect at its start, write until its stop / the end of the run (bulk),
+/// until `bytes` are written and acknowledged (transfer), or request after request (rpc). `fd_out` receives the connected
 /// socket's fd for the sampler.
 pub fn run_sender(
     f: FlowPlan,
@@ -224,6 +227,44 @@ pub fn run_sender(
                 }
             }
             res.end_ns = res.completion_ns;
+        }
+        FlowKindPlan::Rpc { bytes } => {
+            // The next request as soon as the previous one is acknowledged, until the stop.
+            let mut acked_goal = 0u64;
+            'rpc: while clock.now() < stop_at && !stop.load(Ordering::Relaxed) {
+                let t0 = clock.now();
+                acked_goal += bytes;
+                let mut left = bytes;
+                while left > 0 {
+                    if clock.now() >= end_ns as i64 || stop.load(Ordering::Relaxed) {
+                        break 'rpc;
+                    }
+                    let n = left.min(buf.len() as u64) as usize;
+                    match s.write(&buf[..n]) {
+                        Ok(w) => left -= w as u64,
+                        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                        Err(e) => {
+                            res.error = Some(format!("write: {e}"));
+                            break 'rpc;
+                        }
+                    }
+                }
+                loop {
+                    if clock.now() >= end_ns as i64 || stop.load(Ordering::Relaxed) {
+                        break 'rpc;
+                    }
+                    match sys::tcp_info(fd) {
+                        Ok(i) if i.bytes_acked >= acked_goal => break,
+                        Ok(_) => std::thread::sleep(Duration::from_micros(20)),
+                        Err(e) => {
+                            res.error = Some(format!("tcp_info: {e}"));
+                            break 'rpc;
+                        }
+                    }
+                }
+                res.rpc_latencies_ns.push((clock.now() - t0).max(0) as u64);
+            }
+            res.end_ns = Some(clock.now().min(stop_at));
         }
     }
     // The sampler must not read a closed fd; it reads the last state from `info`.

@@ -14,7 +14,7 @@ mod units;
 pub use addr::{host_addresses, host_ipv4};
 pub use build::{build, Built};
 pub use error::{Error, Result};
-pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, Summary};
+pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Summary};
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, Quantity};
 
