@@ -54,6 +54,12 @@ const BENCHES: &[Bench] = &[
         default: false,
         toml: || fat_tree(16, "0.01s"),
     },
+    Bench {
+        name: "S1-noise",
+        what: "S1 with the default 2 us of host timing noise (not run by default)",
+        default: false,
+        toml: || star_dctcp_jitter("S1-noise", 2, "2s", "2us"),
+    },
     Bench { name: "smoke", what: "S1 for 0.1 s", default: false, toml: || star_dctcp("smoke", 2, "0.1s") },
 ];
 
@@ -66,7 +72,13 @@ classes = [{ name = "dctcp", limit = 1000, aqm = "step", k = 65 }]
 /// (MSS 1460 with timestamps: 1448 + 52). Per-link delay 24.375 us: the unloaded RTT is
 /// 4 x 24.375 us of propagation + 2 x 1.2 us to serialise a data packet + 2 x 0.04 us for the
 /// ACK = 100.0 us.
+/// The benchmarks model hosts as htsim does, without timing noise (`host_jitter = "0us"`); S1-noise
+/// measures the cost of the default 2 µs.
 fn star_dctcp(name: &str, senders: usize, duration: &str) -> String {
+    star_dctcp_jitter(name, senders, duration, "0us")
+}
+
+fn star_dctcp_jitter(name: &str, senders: usize, duration: &str, jitter: &str) -> String {
     let hosts: Vec<String> = (1..=senders).map(|i| format!("\"h{i}\"")).chain(["\"r\"".to_string()]).collect();
     let mut s = format!(
         r#"description = "bench {name}: {senders} long DCTCP flows into one receiver, 10 Gb/s, 100 us base RTT"
@@ -86,6 +98,7 @@ switch = "s"
 rate = "10Gbps"
 delay = "24.375us"
 switch_queue = "dctcp"
+host_jitter = "{jitter}"
 
 [record]
 queues = ["s->r"]
@@ -120,6 +133,7 @@ k = {k}
 rate = "10Gbps"
 delay = "5us"
 switch_queue = "dctcp"
+host_jitter = "0us"
 
 [traffic]
 pattern = "permutation"

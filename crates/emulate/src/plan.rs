@@ -77,9 +77,13 @@ pub struct LinkPlan {
 #[derive(Clone, Debug, PartialEq)]
 pub enum FlowKindPlan {
     Bulk,
-    Transfer { bytes: u64 },
+    Transfer {
+        bytes: u64,
+    },
     /// Requests of `bytes`, each written once the previous one is acknowledged.
-    Rpc { bytes: u64 },
+    Rpc {
+        bytes: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -2,9 +2,9 @@
 //! `queue_<port>.csv`, `flows.csv`, `pings.csv`, plots; plus what only the kernel run has:
 //! `emulation.json` (kernel, notes, BPF counters, the dequeue-timing check) and `commands.sh`.
 
+use crate::plan::FlowKindPlan;
 use crate::run::RawResults;
 use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
-use crate::plan::FlowKindPlan;
 use ccsim_scenario::{FlowSummary, PingSummary, QueueSummary, RpcSummary, Summary};
 use serde::Serialize;
 use std::io::Write;

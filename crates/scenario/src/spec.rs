@@ -472,8 +472,9 @@ pub struct TopologySpec {
     /// Host timing noise: each packet a host's NIC puts on the wire reaches the far end up to
     /// this much later (uniform, order kept). Real hosts jitter by microseconds (interrupts,
     /// softirq scheduling, DMA); without it, drop-tail queues fed by identical senders can lock
-    /// one flow out by phase alone (Floyd & Jacobson, "On traffic phase effects"). Default 0
-    /// (idealised hosts, as htsim and ns-3 model them, and the fastest to simulate).
+    /// one flow out by phase alone (Floyd & Jacobson, "On traffic phase effects"). Default 2 µs,
+    /// the kernel's own departure noise at 100 Mb/s; "0us" gives idealised hosts, as htsim and
+    /// ns-3 model them (and the fastest to simulate).
     #[serde(default = "d_host_jitter")]
     pub host_jitter: Quantity,
     /// Queue names for switch egress ports and host NICs (defaults "switch", "nic").
@@ -723,7 +724,7 @@ fn d_rate() -> Quantity {
     "10Gbps".into()
 }
 fn d_host_jitter() -> Quantity {
-    "0us".into()
+    "2us".into()
 }
 fn d_delay() -> Quantity {
     "10us".into()

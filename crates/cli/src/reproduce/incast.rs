@@ -145,8 +145,9 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
             let seed = if idx == 0 { sc } else { sd };
             let tol = if k == "stddev" { 0.5 } else { 0.05 };
             let note = if k == "stddev" || k == "max" || k == "min" || k == "median" {
-                "per-flow goodput over the run. Where not reproduced: a deterministic simulation has no host or NIC \
-                 timing noise, and (CUBIC) no timeouts, which made the seed's CUBIC flows unequal"
+                "per-flow goodput over the run. Where not reproduced: ccsim's hosts carry only 2 us of timing \
+                 noise (topology.host_jitter), far less than real 10 Gb/s hosts with interrupt coalescing, and \
+                 (CUBIC) take no timeouts, which made the seed's CUBIC flows unequal"
             } else {
                 "per-flow goodput over the run"
             };
