@@ -499,6 +499,12 @@ impl Endpoint {
 
     /// Index of the skb starting at `seq` in the retransmit queue.
     pub(crate) fn rtx_index(&self, seq: u32) -> Option<usize> {
+        // Full-sized segments: the index follows from the sequence offset; else search.
+        let front = self.rtx.front()?.seq;
+        let guess = (seq.wrapping_sub(front) / self.sk.mss_cache.max(1)) as usize;
+        if self.rtx.get(guess).is_some_and(|s| s.seq == seq) {
+            return Some(guess);
+        }
         let i = self.rtx.partition_point(|s| crate::seq::before(s.seq, seq));
         (i < self.rtx.len() && self.rtx[i].seq == seq).then_some(i)
     }

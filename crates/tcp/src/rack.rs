@@ -87,6 +87,11 @@ impl Endpoint {
         let (mut w, mut k) = (0, 0);
         while k < n {
             let (seq, tx) = self.tsorted[k];
+            // Cumulatively acknowledged: gone from the retransmit queue.
+            if crate::seq::before(seq, self.sk.snd_una) {
+                k += 1;
+                continue;
+            }
             let live = self.rtx_index(seq).filter(|&i| {
                 let s = &self.rtx[i];
                 // Stale: acked, SACKed, sent again since, or lost and not yet retransmitted.
