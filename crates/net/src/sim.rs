@@ -526,28 +526,36 @@ impl Sim {
     }
 
     fn deliver(&mut self, id: PoolId, now: SimTime) {
-        let pkt = *self.pool.get(id);
-        self.pool.free(id);
         self.stats.packets_delivered += 1;
-        match pkt.payload {
-            Payload::Tcp { conn, to_server, mut seg } => {
+        let pkt = self.pool.get_mut(id);
+        match &mut pkt.payload {
+            Payload::Tcp { conn, to_server, seg } => {
+                let (ci, server) = (*conn as usize, *to_server);
                 if seg.len > 0 {
                     self.stats.data_packets_delivered += 1;
                 }
                 seg.ecn = pkt.ecn;
-                self.settle_nic(conn as usize, to_server, now);
-                let c = &mut self.conns[conn as usize];
-                let ep = if to_server { &mut c.server } else { &mut c.client };
-                ep.on_segment(now, &seg, &mut self.out);
-                self.after_endpoint(conn as usize, to_server, now);
+                self.settle_nic(ci, server, now);
+                // The segment is read in place (no copy of the packet).
+                let Payload::Tcp { seg, .. } = &self.pool.get(id).payload else { unreachable!() };
+                let c = &mut self.conns[ci];
+                let ep = if server { &mut c.server } else { &mut c.client };
+                ep.on_segment(now, seg, &mut self.out);
+                self.pool.free(id);
+                self.after_endpoint(ci, server, now);
             }
             Payload::PingRequest { probe, seq, sent } => {
+                let (probe, seq, sent) = (*probe, *seq, *sent);
+                let pkt = *self.pool.get(id);
+                self.pool.free(id);
                 let reply =
                     Packet { src: pkt.dst, dst: pkt.src, payload: Payload::PingReply { probe, seq, sent }, ..pkt };
                 let reply = Packet { ecn: self.pings[probe as usize].0.ecn, ..reply };
                 self.send_from_host(reply, now);
             }
             Payload::PingReply { probe, sent, .. } => {
+                let (probe, sent) = (*probe, *sent);
+                self.pool.free(id);
                 self.pings[probe as usize].1.rtts.push((now - sent).secs_f64());
             }
         }
