@@ -31,6 +31,14 @@ fn main() {
                 println!("cargo:warning=ccsim BPF programs not built: {line}");
             }
             std::fs::write(out.join("bpf_unavailable.txt"), &reason).expect("write bpf_unavailable.txt");
+            // Try again once the toolchain is installed (scripts/setup after a first build): a
+            // path that does not exist keeps the build script stale until it does.
+            if reason.contains("not found") {
+                println!("cargo:rerun-if-changed=/usr/include/bpf/bpf_helpers.h");
+                for tool in ["/usr/bin/clang", "/usr/sbin/bpftool"] {
+                    println!("cargo:rerun-if-changed={tool}");
+                }
+            }
         }
     }
 }

@@ -932,8 +932,11 @@ impl CongestionOps for Bbr {
         self.extra_acked = [0; 2];
 
         self.rng = Prng(sk.rng_seed);
-        // cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED)
-        sk.pacing_needed = true;
+        // cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED): not when fq already
+        // paces the socket.
+        if !sk.pacing_fq {
+            sk.pacing_needed = true;
+        }
     }
 
     /// `bbr_ssthresh`: entering loss recovery, save cwnd for when it ends or is undone;

@@ -66,6 +66,10 @@ pub struct Sock {
     /// The CC asks for pacing (`sk_pacing_status = SK_PACING_NEEDED`, set by BBR's init): the
     /// stack paces internally at `pacing_rate` as if `TcpConfig::pacing` were on.
     pub pacing_needed: bool,
+    /// The host's fq qdisc has seen the socket (`sk_pacing_status = SK_PACING_FQ`, stored by
+    /// `fq_classify` at the socket's first packet): fq holds each skb until its departure time,
+    /// and TCP does not pace internally.
+    pub pacing_fq: bool,
     /// Seed for a module's random choices (Linux draws from `get_random_u32`; ccsim stays
     /// deterministic). The endpoint derives it from the connection's initial sequence number, which
     /// the scenario draws from the flow's random stream; [`DEFAULT_RNG_SEED`] otherwise.
@@ -139,6 +143,7 @@ impl Default for Sock {
             app_limited: 0,
             wstamp_ns: 0,
             pacing_needed: false,
+            pacing_fq: false,
             rng_seed: DEFAULT_RNG_SEED,
             ca_state: CaState::Open,
             ecn_ok: false,

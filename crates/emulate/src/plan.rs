@@ -594,9 +594,25 @@ fn port_plan(
     let qname = s
         .queues
         .iter()
-        .find(|(_, spec)| spec.classes.len() == q.classes.len() && spec.classes[0].name == q.classes[0].name)
+        .find(|(_, spec)| {
+            if q.fq.is_some() {
+                spec.scheduler == "fq"
+            } else {
+                !spec.classes.is_empty()
+                    && spec.classes.len() == q.classes.len()
+                    && spec.classes[0].name == q.classes[0].name
+            }
+        })
         .map(|(n, _)| format!("queues.{n}"))
         .unwrap_or_else(|| "queues".into());
+    if q.fq.is_some() {
+        return Err(refuse(
+            file,
+            &format!("{qname}.scheduler"),
+            "\"fq\": sch_fq is not built in this kernel; allowed in emulation: \"prio\" with one class \
+             (TCP paces internally when the scenario sets pacing = true)",
+        ));
+    }
     if q.classes.len() != 1 {
         return Err(refuse(
             file,
@@ -716,6 +732,11 @@ interval = "10ms"
         let bsd = MININET.replace(r#"cc = "dctcp""#, r#"cc = "freebsd-dctcp""#);
         let e = plan_of(&bsd, &o).unwrap_err();
         assert!(e.contains("flows[0]") && e.contains("freebsd-dctcp"), "{e}");
+        let fq = MININET
+            .replace(r#"classes = [{ name = "dctcp", limit = 425, aqm = "step", k = 20 }]"#, r#"scheduler = "fq""#);
+        assert_ne!(fq, MININET);
+        let e = plan_of(&fq, &o).unwrap_err();
+        assert!(e.contains("queues.dctcp.scheduler") && e.contains("sch_fq"), "{e}");
         let deq = MININET.replace(r#"k = 20 }"#, r#"k = 20, mark_at = "dequeue" }"#);
         assert!(plan_of(&deq, &o).unwrap_err().contains("mark_at"));
         let lossy = MININET.replace(r#"delay = "62us""#, "delay = \"62us\"\nloss = 0.01");

@@ -4,18 +4,21 @@
 //! - `packet.rs` — the packet carried through the network (a TCP segment or a ping);
 //! - `queue.rs`  — port queues: drop-tail, step ECN marking at K, RED as Linux tc-red, per-DSCP
 //!   classes;
+//! - `fq.rs`     — the fq qdisc (sch_fq): per-socket round robin and departure-time pacing;
 //! - `topology.rs` — nodes, links, routes (shortest paths, ECMP by flow hash);
 //! - `sim.rs`    — the event loop: one pending event per port transmission, per link, per
 //!   endpoint timer;
 //! - `flows.rs`  — applications (bulk, fixed-size transfers, ping probes) and their records.
 
 mod flows;
+mod fq;
 mod packet;
 mod queue;
 mod sim;
 mod topology;
 
 pub use flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
+pub use fq::FqSpec;
 pub use packet::{Packet, Payload};
 pub use queue::{
     Aqm, ClassSpec, EcnMarkPoint, NonEctPolicy, QueueLimit, QueueSpec, QueueStats, RedSpec, Scheduler, Unit,

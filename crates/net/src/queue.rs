@@ -2,6 +2,7 @@
 //! limit and an active queue management policy: none (drop-tail), step ECN marking at a
 //! threshold K (as DCTCP switches do), or RED as Linux's tc-red implements it.
 
+use crate::fq::{Fq, FqSpec};
 use crate::packet::Packet;
 use ccsim_engine::{Pool, PoolId, Rng, SimTime};
 use ccsim_tcp::Ecn;
@@ -90,6 +91,8 @@ pub enum Scheduler {
 pub struct QueueSpec {
     pub classes: Vec<ClassSpec>,
     pub scheduler: Scheduler,
+    /// The fq qdisc instead of classes (its statistics appear as one class named "fq").
+    pub fq: Option<FqSpec>,
 }
 
 impl QueueSpec {
@@ -102,7 +105,16 @@ impl QueueSpec {
                 aqm: Aqm::DropTail,
             }],
             scheduler: Scheduler::StrictPriority,
+            fq: None,
         }
+    }
+
+    /// The fq qdisc with these parameters.
+    pub fn fq(spec: FqSpec) -> Self {
+        let mut q = QueueSpec::drop_tail(spec.limit as u64);
+        q.classes[0].name = "fq".into();
+        q.fq = Some(spec);
+        q
     }
 }
 
@@ -140,6 +152,8 @@ pub enum EnqueueResult {
 
 pub(crate) struct PortQueue {
     pub classes: Vec<Class>,
+    /// The fq qdisc, when the port runs one (then `classes` is unused).
+    pub fq: Option<Box<Fq>>,
     pub scheduler: Scheduler,
     rr_next: usize,
     /// DSCP (0..64) → class index.
@@ -168,6 +182,7 @@ impl PortQueue {
                 })
                 .collect(),
             scheduler: spec.scheduler,
+            fq: spec.fq.map(|f| Box::new(Fq::new(f))),
             rr_next: 0,
             dscp_map,
         }
@@ -176,7 +191,9 @@ impl PortQueue {
     /// One FIFO class whose AQM acts only on arrival: departure times are then a pure function of
     /// arrival times and sizes, and the port can be run without transmission events.
     pub fn supports_lazy(&self) -> bool {
-        self.classes.len() == 1 && !matches!(self.classes[0].spec.aqm, Aqm::Step { at: EcnMarkPoint::Dequeue, .. })
+        self.fq.is_none()
+            && self.classes.len() == 1
+            && !matches!(self.classes[0].spec.aqm, Aqm::Step { at: EcnMarkPoint::Dequeue, .. })
     }
 
     /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`.
@@ -193,11 +210,32 @@ impl PortQueue {
     }
 
     pub fn len_packets(&self) -> u64 {
+        if let Some(fq) = &self.fq {
+            return fq.len_packets();
+        }
         self.classes.iter().map(|c| c.fifo.len() as u64).sum()
     }
 
+    pub fn len_bytes(&self) -> u64 {
+        if let Some(fq) = &self.fq {
+            return fq.bytes;
+        }
+        self.classes.iter().map(|c| c.bytes).sum()
+    }
+
     pub fn is_empty(&self) -> bool {
+        if let Some(fq) = &self.fq {
+            return fq.is_empty();
+        }
         self.classes.iter().all(|c| c.fifo.is_empty())
+    }
+
+    /// Per class: name and counters.
+    pub fn class_stats(&self) -> Vec<(String, QueueStats)> {
+        if let Some(fq) = &self.fq {
+            return vec![("fq".into(), fq.stats)];
+        }
+        self.classes.iter().map(|c| (c.spec.name.clone(), c.stats)).collect()
     }
 
     /// Offer a packet; it may be marked (CE) or dropped. `pkt` is the packet's contents.
@@ -390,7 +428,7 @@ mod tests {
             Bench { q: PortQueue::new(&spec), pool: Pool::new(), rng: Rng::new(7, 3), now: SimTime::ZERO, tag: 0 }
         }
         fn one(class: ClassSpec) -> Self {
-            Bench::new(QueueSpec { classes: vec![class], scheduler: Scheduler::StrictPriority })
+            Bench::new(QueueSpec { classes: vec![class], scheduler: Scheduler::StrictPriority, fq: None })
         }
         fn offer_full(&mut self, size: u32, dscp: u8, ecn: Ecn) -> Offer {
             self.tag += 1;
@@ -863,7 +901,11 @@ mod tests {
             limit: QueueLimit { value: limit, unit: Unit::Packets },
             aqm: Aqm::DropTail,
         };
-        QueueSpec { classes: vec![c("ef", vec![46], 2), c("be", vec![], 100), c("af", vec![10, 12], 100)], scheduler }
+        QueueSpec {
+            classes: vec![c("ef", vec![46], 2), c("be", vec![], 100), c("af", vec![10, 12], 100)],
+            scheduler,
+            fq: None,
+        }
     }
 
     #[test]

@@ -15,6 +15,8 @@ enum Ev {
     /// A lazy host NIC finished a transmission that a TSQ-throttled socket waits for.
     TsqWake(u32),
     Arrive(u32),
+    /// An fq qdisc's watchdog: a throttled flow's departure time has come.
+    Watchdog(u32),
     Timer(u32, bool),
     FlowStart(u32),
     FlowStop(u32),
@@ -67,6 +69,8 @@ struct Port {
     /// only while a socket of this host is throttled.
     tsq: VecDeque<(SimTime, u32, bool, u64)>,
     wake: Option<SimTime>,
+    /// fq ports: the pending watchdog.
+    watchdog: Option<SimTime>,
 }
 
 struct Conn {
@@ -149,6 +153,7 @@ impl Sim {
                     lazy: queue.supports_lazy(),
                     tsq: VecDeque::new(),
                     wake: None,
+                    watchdog: None,
                     busy_until: SimTime::ZERO,
                     starts: VecDeque::new(),
                     to,
@@ -247,6 +252,7 @@ impl Sim {
                 Ev::TxDone(p) => self.tx_done(p as usize, now),
                 Ev::TsqWake(p) => self.tsq_wake(p as usize, now),
                 Ev::Arrive(p) => self.arrive(p as usize, now),
+                Ev::Watchdog(p) => self.watchdog(p as usize, now),
                 Ev::Timer(c, server) => self.timer(c as usize, server, now),
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),
                 Ev::FlowStop(c) => {
@@ -317,7 +323,11 @@ impl Sim {
         }
         let port = &mut self.ports[pi];
         let pkt = self.pool.get_mut(id);
-        if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
+        let queued = match &mut port.queue.fq {
+            Some(fq) => fq.enqueue(id, pkt, now, port.from_host),
+            None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,
+        };
+        if !queued {
             self.pool.free(id);
             return;
         }
@@ -452,19 +462,51 @@ impl Sim {
 
     fn start_tx(&mut self, pi: usize, now: SimTime) {
         let port = &mut self.ports[pi];
+        if let Some(fq) = &mut port.queue.fq {
+            match fq.dequeue(now, &mut self.pool) {
+                Some(id) => self.begin_tx(pi, id, now),
+                None => {
+                    // Every flow with packets waits for its departure time: arm the watchdog.
+                    if let Some(t) = fq.next_wakeup() {
+                        if port.watchdog.is_none_or(|w| t < w || w < now) {
+                            port.watchdog = Some(t);
+                            self.q.schedule(t, Ev::Watchdog(pi as u32));
+                        }
+                    }
+                }
+            }
+            return;
+        }
         while let Some((id, dropped)) = port.queue.dequeue(now, &mut self.pool) {
             if dropped {
                 self.pool.free(id);
                 continue;
             }
-            let size = self.pool.get(id).size + self.cfg.l2_overhead;
-            let t = SimTime::tx_time(size as u64, port.rate_bps);
-            port.tx = Some(id);
-            port.busy_ns += t.ns();
-            port.tx_bytes += size as u64;
-            port.tx_packets += 1;
-            self.q.schedule(now + t, Ev::TxDone(pi as u32));
-            return;
+            return self.begin_tx(pi, id, now);
+        }
+    }
+
+    /// Put packet `id` on port `pi`'s wire.
+    fn begin_tx(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let size = self.pool.get(id).size + self.cfg.l2_overhead;
+        let t = SimTime::tx_time(size as u64, port.rate_bps);
+        port.tx = Some(id);
+        port.busy_ns += t.ns();
+        port.tx_bytes += size as u64;
+        port.tx_packets += 1;
+        self.q.schedule(now + t, Ev::TxDone(pi as u32));
+    }
+
+    /// The fq watchdog fired: dequeue if the wire is idle.
+    fn watchdog(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        if port.watchdog != Some(now) {
+            return; // superseded
+        }
+        port.watchdog = None;
+        if port.tx.is_none() {
+            self.start_tx(pi, now);
         }
     }
 
@@ -698,7 +740,7 @@ impl Sim {
             let packets = port.queue.len_packets() as u32;
             self.queue_samples[k].push(packets);
             if self.cfg.series {
-                let bytes = port.queue.classes.iter().map(|c| c.bytes).sum();
+                let bytes = port.queue.len_bytes();
                 self.queue_series[k].push(PortSample { t: now, packets, bytes });
             }
         }
@@ -755,7 +797,7 @@ impl Sim {
 
     /// Per class counters of a port.
     pub fn port_class_stats(&self, p: PortId) -> Vec<(String, QueueStats)> {
-        self.ports[p.0 as usize].queue.classes.iter().map(|c| (c.spec.name.clone(), c.stats)).collect()
+        self.ports[p.0 as usize].queue.class_stats()
     }
 
     /// Fraction of the run the port spent transmitting.

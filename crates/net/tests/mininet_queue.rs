@@ -24,6 +24,7 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
             },
         }],
         scheduler: Scheduler::StrictPriority,
+        fq: None,
     };
     for h in [a, b] {
         t.add_link(LinkSpec {

@@ -436,6 +436,8 @@ impl Runner {
                 _ => Ecn::NotEct,
             },
             opts: o,
+            tstamp_ns: 0,
+            skb_more: false,
         };
         let mut v = Vec::new();
         let now = self.now;

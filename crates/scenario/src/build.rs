@@ -4,6 +4,7 @@
 use crate::addr::host_addresses;
 use crate::error::{Error, Result};
 use crate::spec::{self, Scenario};
+use crate::units::Quantity;
 use crate::units::{bytes, duration, rate};
 use ccsim_cc::{
     base_rtt_for, BaseRttRule, BbrParams, CcKind, CcParams, CubicParams, DctcpParams, FreebsdDctcpParams, NvParams,
@@ -188,10 +189,20 @@ fn queues(s: &Scenario) -> Result<BTreeMap<String, QueueSpec>> {
     m.insert("switch".to_string(), QueueSpec::drop_tail(1000));
     for (name, q) in &s.queues {
         let field = format!("queues.{name}");
+        if q.scheduler == "fq" {
+            if !q.classes.is_empty() {
+                return Err(Error::new(format!("{field}.classes"), "an fq queue has no classes; remove them"));
+            }
+            m.insert(name.clone(), QueueSpec::fq(fq_spec(q.fq.as_ref().cloned().unwrap_or_default(), &field)?));
+            continue;
+        }
+        if q.fq.is_some() {
+            return Err(Error::new(format!("{field}.fq"), "fq parameters need scheduler = \"fq\""));
+        }
         if q.classes.is_empty() {
             return Err(Error::new(format!("{field}.classes"), "a queue needs at least one class"));
         }
-        let scheduler = match one_of(&q.scheduler, &format!("{field}.scheduler"), &["prio", "rr"])? {
+        let scheduler = match one_of(&q.scheduler, &format!("{field}.scheduler"), &["prio", "rr", "fq"])? {
             "prio" => Scheduler::StrictPriority,
             _ => Scheduler::RoundRobin,
         };
@@ -201,9 +212,45 @@ fn queues(s: &Scenario) -> Result<BTreeMap<String, QueueSpec>> {
             .enumerate()
             .map(|(i, c)| class(c, &format!("{field}.classes[{i}]")))
             .collect::<Result<Vec<_>>>()?;
-        m.insert(name.clone(), QueueSpec { classes, scheduler });
+        m.insert(name.clone(), QueueSpec { classes, scheduler, fq: None });
     }
     Ok(m)
+}
+
+fn fq_spec(p: spec::FqParams, field: &str) -> Result<FqSpec> {
+    let range = |v: u32, name: &str, max: u32| -> Result<u32> {
+        if v == 0 || v > max {
+            return Err(Error::new(format!("{field}.fq.{name}"), format!("{v} is out of range; allowed 1..={max}")));
+        }
+        Ok(v)
+    };
+    let bytes_per_sec = |q: &Quantity, name: &str| -> Result<u64> { Ok(rate(q, &format!("{field}.fq.{name}"))? / 8) };
+    Ok(FqSpec {
+        limit: range(p.limit, "limit", 1_000_000)?,
+        flow_limit: range(p.flow_limit, "flow_limit", 1_000_000)?,
+        quantum: range(p.quantum, "quantum", 1 << 20)?,
+        initial_quantum: range(p.initial_quantum, "initial_quantum", i32::MAX as u32)?,
+        refill_delay: duration(&p.refill_delay, &format!("{field}.fq.refill_delay"), false)?,
+        maxrate: p.maxrate.as_ref().map(|q| bytes_per_sec(q, "maxrate")).transpose()?,
+        low_rate_threshold: bytes_per_sec(&p.low_rate_threshold, "low_rate_threshold")?,
+        timer_slack: duration(&p.timer_slack, &format!("{field}.fq.timer_slack"), false)?,
+        horizon: duration(&p.horizon, &format!("{field}.fq.horizon"), true)?,
+        horizon_drop: p.horizon_drop,
+        ce_threshold: p
+            .ce_threshold
+            .as_ref()
+            .map(|q| duration(q, &format!("{field}.fq.ce_threshold"), false))
+            .transpose()?,
+        pacing: p.pacing,
+    })
+}
+
+/// The host's NIC runs fq with pacing: its sockets become SK_PACING_FQ.
+fn host_fq_pacing(topo: &Topology, host: NodeId) -> bool {
+    topo.links.iter().any(|l| {
+        (l.a == host && l.queue_ab.fq.is_some_and(|f| f.pacing))
+            || (l.b == host && l.queue_ba.fq.is_some_and(|f| f.pacing))
+    })
 }
 
 fn loss(v: f64, field: &str) -> Result<f64> {
@@ -752,7 +799,10 @@ pub fn build(s: &Scenario) -> Result<Built> {
         traffic(s, tr, &topo, &routes, default_cc, &mut flows)?;
     }
     // BPF_SOCK_OPS_BASE_RTT for both ends of every connection: the server's peer is the client.
+    // A host whose NIC runs fq paces its sockets through it.
     for f in &mut flows {
+        f.client.fq = host_fq_pacing(&topo, f.src);
+        f.server.fq = host_fq_pacing(&topo, f.dst);
         f.client.base_rtt_us = programs.reply(f.src, f.dst, f.client.cc);
         f.server.base_rtt_us = programs.reply(f.dst, f.src, f.server.cc);
     }

@@ -384,10 +384,101 @@ pub struct BaseRtt {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Queue {
-    /// Scheduler between classes: "prio" (default, in order) or "rr" (round robin).
+    /// Scheduler between classes: "prio" (default, in order) or "rr" (round robin); or "fq",
+    /// Linux's fq qdisc (sch_fq: a queue per socket, round robin, departure-time pacing; no
+    /// classes), with parameters in `fq`.
     #[serde(default = "d_sched")]
     pub scheduler: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<Class>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq: Option<FqParams>,
+}
+
+/// Parameters of the fq qdisc, as `tc qdisc add ... fq` takes them; defaults are fq's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqParams {
+    /// `limit`: packets (TSO skbs) in the qdisc, 1..=1000000 (default 10000).
+    #[serde(default = "d_fq_limit")]
+    pub limit: u32,
+    /// `flow_limit`: packets per flow, 1..=1000000 (default 100).
+    #[serde(default = "d_fq_flow_limit")]
+    pub flow_limit: u32,
+    /// `quantum`: bytes per flow per round, 1..=1048576 (default 3028 = 2 × (MTU + 14)).
+    #[serde(default = "d_fq_quantum")]
+    pub quantum: u32,
+    /// `initial_quantum`: a new flow's first credit in bytes (default 15140).
+    #[serde(default = "d_fq_initial_quantum")]
+    pub initial_quantum: u32,
+    /// `refill_delay` (default "40ms").
+    #[serde(default = "d_fq_refill")]
+    pub refill_delay: Quantity,
+    /// `maxrate`: per-flow rate cap (default none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maxrate: Option<Quantity>,
+    /// `low_rate_threshold` (default "550kbps").
+    #[serde(default = "d_fq_low_rate")]
+    pub low_rate_threshold: Quantity,
+    /// `timer_slack`: how late the watchdog may fire (default "10us").
+    #[serde(default = "d_fq_slack")]
+    pub timer_slack: Quantity,
+    /// `horizon` (default "10s") and `horizon_drop` (default true; false caps the time).
+    #[serde(default = "d_fq_horizon")]
+    pub horizon: Quantity,
+    #[serde(default = "d_true")]
+    pub horizon_drop: bool,
+    /// `ce_threshold`: mark CE on packets leaving later than this after their time (default
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold: Option<Quantity>,
+    /// `pacing` (default true); false is `nopacing`: sockets are not told that fq paces them.
+    #[serde(default = "d_true")]
+    pub pacing: bool,
+}
+
+impl Default for FqParams {
+    fn default() -> Self {
+        FqParams {
+            limit: d_fq_limit(),
+            flow_limit: d_fq_flow_limit(),
+            quantum: d_fq_quantum(),
+            initial_quantum: d_fq_initial_quantum(),
+            refill_delay: d_fq_refill(),
+            maxrate: None,
+            low_rate_threshold: d_fq_low_rate(),
+            timer_slack: d_fq_slack(),
+            horizon: d_fq_horizon(),
+            horizon_drop: true,
+            ce_threshold: None,
+            pacing: true,
+        }
+    }
+}
+
+fn d_fq_limit() -> u32 {
+    10_000
+}
+fn d_fq_flow_limit() -> u32 {
+    100
+}
+fn d_fq_quantum() -> u32 {
+    3028
+}
+fn d_fq_initial_quantum() -> u32 {
+    15140
+}
+fn d_fq_refill() -> Quantity {
+    "40ms".into()
+}
+fn d_fq_low_rate() -> Quantity {
+    "550kbps".into()
+}
+fn d_fq_slack() -> Quantity {
+    "10us".into()
+}
+fn d_fq_horizon() -> Quantity {
+    "10s".into()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

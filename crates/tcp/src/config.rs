@@ -47,6 +47,11 @@ pub struct TcpConfig {
     pub slow_start_after_idle: bool,
     /// Internal TCP pacing at the stack's pacing rate (`sk_pacing_status` = SK_PACING_NEEDED).
     pub pacing: bool,
+    /// The host's root qdisc is sch_fq with pacing on: at the socket's first packet its
+    /// `sk_pacing_status` becomes SK_PACING_FQ; TCP then stamps every skb with its earliest
+    /// departure time ([`Segment::tstamp_ns`](crate::Segment)), sends TSO-sized skbs, and leaves
+    /// the waiting to the qdisc instead of pacing internally.
+    pub fq: bool,
     /// `net.ipv4.tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio`, in percent.
     pub pacing_ss_ratio: u32,
     pub pacing_ca_ratio: u32,
@@ -95,6 +100,7 @@ impl Default for TcpConfig {
             reordering: 3,
             slow_start_after_idle: true,
             pacing: false,
+            fq: false,
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
             min_tso_segs: 2,

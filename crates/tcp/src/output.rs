@@ -25,7 +25,7 @@ impl Endpoint {
         let mut is_cwnd_limited = false;
         // Segments left in the current skb and its bytes: a paced sender sends TSO skbs of
         // `tso_segs` segments, each leaving at once, and paces skb by skb.
-        let (mut skb_left, mut skb_bytes) = (0u32, 0u32);
+        let (mut skb_left, mut skb_bytes, mut skb_prior_wstamp) = (0u32, 0u32, 0u64);
         loop {
             let has_data = self.unsent > 0;
             let fin_now = !has_data && self.fin_queued && !self.fin_sent;
@@ -33,7 +33,8 @@ impl Endpoint {
                 break;
             }
             if skb_left == 0 {
-                self.pacing_after_send(std::mem::take(&mut skb_bytes));
+                close_skb(out);
+                self.pacing_after_send(std::mem::take(&mut skb_bytes), skb_prior_wstamp);
                 if self.pacing_blocked() {
                     break;
                 }
@@ -41,6 +42,7 @@ impl Endpoint {
                     break;
                 }
                 skb_left = self.tso_segs();
+                skb_prior_wstamp = self.sk.wstamp_ns;
             }
             // tcp_cwnd_test (the final FIN is not held by cwnd).
             if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0) {
@@ -95,6 +97,9 @@ impl Endpoint {
             self.rtx.push_back(skb);
             self.tsorted.push_back((seq, now));
             self.transmit(seq, len, flags, false, out);
+            if let Some(s) = out.last_mut() {
+                s.skb_more = true; // until the skb is closed
+            }
             // tcp_event_new_data_sent
             self.sk.snd_nxt = end_seq;
             self.sk.packets_out += 1;
@@ -112,7 +117,8 @@ impl Endpoint {
                 break;
             }
         }
-        self.pacing_after_send(skb_bytes);
+        close_skb(out);
+        self.pacing_after_send(skb_bytes, skb_prior_wstamp);
         if self.unsent == 0 && !is_cwnd_limited {
             self.rate_check_app_limited();
         }
@@ -225,8 +231,9 @@ impl Endpoint {
         if skb.tcp_flags & TcpFlags::SYN != 0 {
             self.transmit_syn(skb.seq, out);
         } else {
+            let prior_wstamp = self.sk.wstamp_ns;
             self.transmit(skb.seq, len, skb.tcp_flags, true, out);
-            self.pacing_after_send(len);
+            self.pacing_after_send(len, prior_wstamp);
         }
         // tcp_rate_skb_sent (from __tcp_transmit_skb): the retransmission takes a fresh
         // delivery-rate snapshot, as a new transmission would.
@@ -315,7 +322,18 @@ impl Endpoint {
         }
         self.sack_options(&mut opts);
         let win = self.select_window();
-        let seg = Segment { seq, ack: self.sk.rcv_nxt, len, flags: TcpFlags(flags), win, ecn, opts };
+        let tstamp_ns = self.departure_stamp();
+        let seg = Segment {
+            seq,
+            ack: self.sk.rcv_nxt,
+            len,
+            flags: TcpFlags(flags),
+            win,
+            ecn,
+            opts,
+            tstamp_ns,
+            skb_more: false,
+        };
         if len > 0 {
             self.tsq_bytes += (len + seg.header_len()) as u64;
         }
@@ -396,9 +414,7 @@ impl Endpoint {
     /// `__tcp_send_ack(sk, rcv_nxt)`: a pure ACK.
     pub(crate) fn send_ack_for(&mut self, rcv_nxt: u32, ece_override: Option<bool>, out: &mut Vec<Segment>) {
         // __tcp_transmit_skb: every skb, a pure ACK too, moves the earliest departure time up to now.
-        if self.needs_internal_pacing() {
-            self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
-        }
+        let tstamp_ns = self.departure_stamp();
         let mut flags = TcpFlags::ACK;
         let ecn = self.ecn_for(false, &mut flags);
         if let Some(ece) = ece_override {
@@ -412,7 +428,17 @@ impl Endpoint {
         let win = self.select_window();
         // tcp_acceptable_seq
         let seq = self.sk.snd_nxt;
-        out.push(Segment { seq, ack: rcv_nxt, len: 0, flags: TcpFlags(flags), win, ecn, opts });
+        out.push(Segment {
+            seq,
+            ack: rcv_nxt,
+            len: 0,
+            flags: TcpFlags(flags),
+            win,
+            ecn,
+            opts,
+            tstamp_ns,
+            skb_more: false,
+        });
         self.stats.segs_out += 1;
         self.event_ack_sent(rcv_nxt);
     }
@@ -471,7 +497,8 @@ impl Endpoint {
         let ecn = if self.sk.ect_xmit { Ecn::Ect0 } else { Ecn::NotEct };
         let win = self.rcv_wnd.min(65535) as u16;
         let ack = if synack { self.sk.rcv_nxt } else { 0 };
-        out.push(Segment { seq, ack, len: 0, flags: TcpFlags(flags), win, ecn, opts });
+        let tstamp_ns = self.departure_stamp();
+        out.push(Segment { seq, ack, len: 0, flags: TcpFlags(flags), win, ecn, opts, tstamp_ns, skb_more: false });
         self.stats.segs_out += 1;
     }
 
@@ -499,7 +526,7 @@ impl Endpoint {
     fn small_queue_check(&mut self, factor: u32) -> bool {
         let two_packets = 2 * (self.sk.mss_cache as u64 + 52);
         let mut limit = two_packets.max(self.sk.pacing_rate >> 10);
-        if !self.needs_internal_pacing() {
+        if !self.pacing_on() {
             limit = limit.min(TCP_LIMIT_OUTPUT_BYTES);
         }
         limit <<= factor;
@@ -537,9 +564,27 @@ impl Endpoint {
     }
 
     /// `tcp_needs_internal_pacing`: pacing configured (`TcpConfig::pacing`), or requested by the
-    /// CC (`SK_PACING_NEEDED`, BBR). There is no fq qdisc, so TCP paces itself.
+    /// CC (`SK_PACING_NEEDED`, BBR), unless the host's fq qdisc paces the socket (SK_PACING_FQ,
+    /// which fq stores over NEEDED at the socket's first packet).
     pub(crate) fn needs_internal_pacing(&self) -> bool {
-        self.cfg.pacing || self.sk.pacing_needed
+        (self.cfg.pacing || self.sk.pacing_needed) && !self.sk.pacing_fq
+    }
+
+    /// `sk_pacing_status != SK_PACING_NONE`: TCP advances the earliest departure time skb by
+    /// skb (`tcp_update_skb_after_send`), internal pacing or fq.
+    fn pacing_on(&self) -> bool {
+        self.cfg.pacing || self.sk.pacing_needed || self.sk.pacing_fq
+    }
+
+    /// `__tcp_transmit_skb`: the earliest departure time moves up to now and stamps the skb
+    /// (`skb_set_delivery_time(skb, tp->tcp_wstamp_ns)`). Under an fq root qdisc, the socket's
+    /// first packet makes fq_classify store SK_PACING_FQ.
+    pub(crate) fn departure_stamp(&mut self) -> u64 {
+        if self.cfg.fq {
+            self.sk.pacing_fq = true;
+        }
+        self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
+        self.sk.wstamp_ns
     }
 
     /// `tcp_pacing_check`: with internal pacing, is the next departure still in the future?
@@ -551,16 +596,15 @@ impl Endpoint {
         true
     }
 
-    /// One skb of `len` payload bytes left: `__tcp_transmit_skb` moves the earliest departure time
-    /// up to now, then `tcp_update_skb_after_send` advances it by len / pacing rate, less the
-    /// time the skb was late (at most half its length: "take into account OS jitter"). The first
-    /// ten segments of a connection are not paced.
-    fn pacing_after_send(&mut self, len: u32) {
-        if !self.needs_internal_pacing() || len == 0 {
+    /// One skb of `len` payload bytes left: `__tcp_transmit_skb` moved the earliest departure
+    /// time up to now (from `prior`), then `tcp_update_skb_after_send` advances it by len /
+    /// pacing rate, less the time the skb was late (at most half its length: "take into account
+    /// OS jitter"). The first ten segments of a connection are not paced.
+    fn pacing_after_send(&mut self, len: u32, prior: u64) {
+        if !self.pacing_on() || len == 0 {
             return;
         }
-        let prior = self.sk.wstamp_ns;
-        self.sk.wstamp_ns = prior.max(self.now.ns());
+        self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
         let rate = self.sk.pacing_rate;
         if rate == 0 || self.stats.data_segs_out < 10 {
             return;
@@ -576,7 +620,7 @@ impl Endpoint {
     /// the CC's `min_tso_segs` or `net.ipv4.tcp_min_tso_segs`. Without pacing, one: segments
     /// leave back to back either way.
     pub(crate) fn tso_segs(&self) -> u32 {
-        if !self.needs_internal_pacing() {
+        if !self.pacing_on() {
             return 1;
         }
         // sk_gso_max_size: GSO_LEGACY_MAX_SIZE less MAX_TCP_HEADER + 1 (320 + 1 on x86-64).
@@ -607,5 +651,13 @@ impl Endpoint {
             rate /= sk.srtt_us as u64;
         }
         self.sk.pacing_rate = rate;
+    }
+}
+
+/// The skb being built in `write_xmit` ends with the last segment emitted (every other segment
+/// in `out` already has `skb_more` false).
+fn close_skb(out: &mut [Segment]) {
+    if let Some(s) = out.last_mut() {
+        s.skb_more = false;
     }
 }

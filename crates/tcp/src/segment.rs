@@ -83,6 +83,12 @@ pub struct Segment {
     pub win: u16,
     pub ecn: Ecn,
     pub opts: TcpOptions,
+    /// The skb's earliest departure time (`skb->tstamp` under the EDT model: `tp->tcp_wstamp_ns`
+    /// when TCP sent it), in ns; an fq qdisc holds the packet until then, other qdiscs ignore it.
+    pub tstamp_ns: u64,
+    /// More segments of the same TSO skb follow this one (a qdisc that sees skbs, fq, keeps
+    /// them together).
+    pub skb_more: bool,
 }
 
 impl Segment {

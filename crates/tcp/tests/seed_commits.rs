@@ -240,6 +240,8 @@ impl Peer {
             win,
             ecn,
             opts,
+            tstamp_ns: 0,
+            skb_more: false,
         };
         self.log.push(format!("{:9.6} < {}", self.now.secs_f64(), fmt_seg(&seg, self.isn, self.ep_isn)));
         let mut out = Vec::new();
