@@ -119,6 +119,9 @@ pub struct Sim {
     conns: Vec<Conn>,
     pings: Vec<(PingSpec, PingRecord, u32)>,
     out: Vec<Segment>,
+    /// Data segments dropped by their own host's qdisc, waiting to be handed back: (connection,
+    /// server side, wire bytes).
+    local_drops: Vec<(u32, bool, u64)>,
     stats: RunStats,
     /// Per monitored port: occupancy samples (packets) and optional series.
     pub queue_samples: Vec<Vec<u32>>,
@@ -229,6 +232,7 @@ impl Sim {
             conns,
             pings,
             out: Vec::with_capacity(64),
+            local_drops: Vec::new(),
             stats: RunStats::default(),
             queue_samples: vec![Vec::new(); nmon],
             queue_series: vec![Vec::new(); nmon],
@@ -323,15 +327,20 @@ impl Sim {
         }
         let port = &mut self.ports[pi];
         let pkt = self.pool.get_mut(id);
+        // fq takes a TSO skb whole (TCP hands its segments over back to back, the last without
+        // `skb_more`): the wire starts once the skb is in.
+        let mut skb_open = false;
         let queued = match &mut port.queue.fq {
-            Some(fq) => fq.enqueue(id, pkt, now, port.from_host),
+            Some(fq) => {
+                skb_open = matches!(pkt.payload, Payload::Tcp { seg, .. } if seg.skb_more);
+                fq.enqueue(id, pkt, now, port.from_host)
+            }
             None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,
         };
         if !queued {
-            self.pool.free(id);
-            return;
+            return self.dropped_on_enqueue(pi, id);
         }
-        if port.tx.is_none() {
+        if port.tx.is_none() && !skb_open {
             self.start_tx(pi, now);
         }
     }
@@ -421,8 +430,7 @@ impl Sim {
         let port = &mut self.ports[pi];
         let pkt = self.pool.get_mut(id);
         if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
-            self.pool.free(id);
-            return;
+            return self.dropped_on_enqueue(pi, id);
         }
         let size = pkt.size;
         let wire = size + self.cfg.l2_overhead;
@@ -662,6 +670,34 @@ impl Sim {
             FlowKind::Bulk { .. } => {}
         }
         self.resched(ci, server);
+        self.return_local_drops(now);
+    }
+
+    /// Hand the data segments a host's qdisc dropped back to their sockets (after the sending
+    /// socket's segments are all queued, so an skb reaches its qdisc whole).
+    fn return_local_drops(&mut self, now: SimTime) {
+        if self.local_drops.is_empty() {
+            return;
+        }
+        for (ci, server, bytes) in std::mem::take(&mut self.local_drops) {
+            let c = &mut self.conns[ci as usize];
+            let ep = if server { &mut c.server } else { &mut c.client };
+            ep.on_local_drop(now, bytes, &mut self.out);
+            self.after_endpoint(ci as usize, server, now);
+        }
+    }
+
+    /// A port dropped packet `id` on arrival: a data segment at its sender's own NIC goes back
+    /// to its socket (see `Endpoint::on_local_drop`).
+    fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId) {
+        if self.ports[pi].from_host {
+            if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
+                if seg.len > 0 {
+                    self.local_drops.push((conn, !to_server, (seg.len + seg.header_len()) as u64));
+                }
+            }
+        }
+        self.pool.free(id);
     }
 
     fn resched(&mut self, ci: usize, server: bool) {

@@ -53,5 +53,11 @@ pub fn load(path: &std::path::Path) -> Result<Scenario> {
 
 /// The resolved configuration: the scenario with every default filled in, as TOML.
 pub fn resolved_toml(s: &Scenario) -> String {
-    toml::to_string_pretty(s).unwrap_or_else(|e| format!("# could not serialise: {e}\n"))
+    let mut s = s.clone();
+    for q in s.queues.values_mut() {
+        if q.scheduler == "fq" && q.fq.is_none() {
+            q.fq = Some(spec::FqParams::default());
+        }
+    }
+    toml::to_string_pretty(&s).unwrap_or_else(|e| format!("# could not serialise: {e}\n"))
 }

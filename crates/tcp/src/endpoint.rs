@@ -118,6 +118,8 @@ pub struct TcpStats {
     pub dsacks_rcvd: u64,
     pub ce_rcvd: u64,
     pub loss_probes: u64,
+    /// Data segments the host's own qdisc dropped (NET_XMIT_DROP).
+    pub local_drops: u64,
 }
 
 /// A TCP endpoint (one connection), sans-IO.

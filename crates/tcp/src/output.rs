@@ -563,6 +563,20 @@ impl Endpoint {
         }
     }
 
+    /// The host's own qdisc dropped a data segment of this socket (`bytes` on the wire). The
+    /// freed skb returns its TSQ budget (`tcp_wfree`), and `__tcp_transmit_skb`, seeing
+    /// NET_XMIT_DROP, enters CWR (`tcp_enter_cwr`). Linux also keeps such an skb unsent and
+    /// tries it again at the next transmit; here it was counted as sent, so TCP's loss
+    /// detection (RACK, TLP, RTO) recovers it.
+    pub fn on_local_drop(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.stats.local_drops += 1;
+        if self.is_established() {
+            self.enter_cwr();
+        }
+        self.tsq_release(now, bytes, out);
+    }
+
     /// `tcp_needs_internal_pacing`: pacing configured (`TcpConfig::pacing`), or requested by the
     /// CC (`SK_PACING_NEEDED`, BBR), unless the host's fq qdisc paces the socket (SK_PACING_FQ,
     /// which fq stores over NEEDED at the socket's first packet).

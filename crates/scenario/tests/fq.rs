@@ -1,0 +1,191 @@
+//! fq as a host's root qdisc (`scheduler = "fq"`, sch_fq): a queue per socket served round robin,
+//! and pacing by the departure time TCP stamps on each skb (EDT). Against a FIFO NIC it shares the
+//! NIC per socket and keeps a ping out of the bulk flows' queue; a BBR sender paced through fq
+//! does as well as one pacing itself. Drops at a host's own qdisc go back to the socket.
+
+use ccsim_scenario::{build, parse, run_built, Summary};
+
+/// Two bulk flows (CUBIC and BBR) and a ping leave host a through its 1 Gb/s NIC, the bottleneck.
+fn shared_nic(nic: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "2s"
+[queues.nic]
+{nic}
+[topology]
+type = "star"
+hosts = ["a", "b"]
+rate = "1Gbps"
+delay = "250us"
+host_queue = "nic"
+[[flows]]
+name = "cubic"
+src = "a"
+dst = "b"
+cc = "cubic"
+[[flows]]
+name = "bbr"
+src = "a"
+dst = "b"
+cc = "bbr"
+[[pings]]
+name = "p"
+src = "a"
+dst = "b"
+interval = "10ms"
+[record]
+warmup = "0.5s"
+queues = ["a->s"]
+"#
+    )
+}
+
+/// One BBR flow, 10 Gb/s host links, a 1 Gb/s bottleneck with a 200-packet buffer, 4.4 ms RTT.
+fn bbr_through(nic: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "2s"
+[tcp]
+cc = "bbr"
+[queues.nic]
+{nic}
+[queues.sw]
+classes = [{{ limit = 200 }}]
+[topology]
+type = "dumbbell"
+left = ["a"]
+right = ["b"]
+rate = "10Gbps"
+bottleneck_rate = "1Gbps"
+delay = "100us"
+bottleneck_delay = "2ms"
+host_queue = "nic"
+switch_queue = "sw"
+[[flows]]
+name = "bbr"
+src = "a"
+dst = "b"
+[record]
+warmup = "0.5s"
+queues = ["a->s1", "s1->s2"]
+"#
+    )
+}
+
+const FIFO: &str = "classes = [{ limit = 1000 }]";
+const FQ: &str = r#"scheduler = "fq""#;
+
+fn run(text: &str) -> Summary {
+    let b = build(&parse(text, "fq.toml").unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    run_built(b, |_, _| {}).summary
+}
+
+fn goodputs(s: &Summary) -> (f64, f64) {
+    (s.flows[0].goodput_mbps, s.flows[1].goodput_mbps)
+}
+
+#[test]
+fn fq_shares_a_host_nic_per_socket_and_keeps_a_ping_out_of_the_bulk_queue() {
+    let fifo = run(&shared_nic(FIFO));
+    let fq = run(&shared_nic(FQ));
+    let share = |(a, b): (f64, f64)| a.min(b) / a.max(b);
+    let (c, b) = goodputs(&fq);
+    assert!(share((c, b)) >= 0.95, "fq: CUBIC {c} vs BBR {b} Mb/s");
+    assert!(c + b >= 900.0, "fq keeps the NIC busy: {} Mb/s", c + b);
+    let (fc, fb) = goodputs(&fifo);
+    assert!(share((fc, fb)) < 0.9, "a FIFO NIC does not share per socket: CUBIC {fc} vs BBR {fb} Mb/s");
+    assert!(fc + fb >= 900.0);
+    // The ping is a flow of its own under fq: it waits behind at most the skb on the wire, not
+    // behind both sockets' backlog.
+    let (p_fq, p_fifo) = (fq.pings[0].p50_ms, fifo.pings[0].p50_ms);
+    assert!(p_fq < 0.5 * p_fifo, "ping p50: fq {p_fq} ms vs FIFO {p_fifo} ms");
+    assert!(p_fq >= 1.0, "not below the 1 ms base RTT: {p_fq}");
+    for s in [&fq, &fifo] {
+        assert_eq!(s.flows.iter().map(|f| f.retransmits).sum::<u64>(), 0, "no loss at a shared NIC");
+    }
+}
+
+#[test]
+fn bbr_paced_by_fq_matches_bbr_pacing_itself() {
+    let internal = run(&bbr_through(FIFO));
+    // STARTUP's loss burst makes TCP retransmit hundreds of one-segment skbs at once, more than
+    // fq's default flow_limit of 100: fq drops them. Linux would keep those skbs unsent and
+    // retry; ccsim counts them as lost (see Endpoint::on_local_drop), which can trigger BBR's
+    // long-term (policer) sampling. A larger flow_limit keeps that difference out of this
+    // comparison of the two pacing paths.
+    let fq = run(&bbr_through("scheduler = \"fq\"\nfq = { flow_limit = 1000 }"));
+    let (gi, gf) = (internal.flows[0].goodput_mbps, fq.flows[0].goodput_mbps);
+    assert!(gi > 900.0, "internal pacing: {gi} Mb/s");
+    assert!((gf - gi).abs() <= 0.02 * gi, "fq {gf} vs internal pacing {gi} Mb/s");
+    // Who holds the packets until their time: with fq, the NIC's qdisc (skbs wait there for
+    // their departure time); with internal pacing, TCP (the NIC queue stays empty).
+    let nic = |s: &Summary| s.queues.iter().find(|q| q.port == "a->s1").unwrap().clone();
+    assert_eq!(nic(&internal).p50, 0.0);
+    assert!(nic(&fq).p50 > 0.0, "fq holds paced skbs: {:?}", nic(&fq));
+    assert_eq!(nic(&fq).classes[0].name, "fq");
+}
+
+#[test]
+fn drops_at_the_senders_own_nic_return_the_small_queue_budget() {
+    // A NIC queue of 8 packets under two CUBIC flows: TSQ lets each socket queue about 1 ms, so
+    // the NIC drops. Each dropped segment's TSQ budget must come back (the kernel frees the skb:
+    // tcp_wfree), or the sockets stall once their budget has leaked away (they did: 350 and
+    // 22 Mb/s).
+    let text = shared_nic("classes = [{ limit = 8 }]").replace(r#"cc = "bbr""#, r#"cc = "cubic""#);
+    let s = run(&text);
+    let nic = s.queues.iter().find(|q| q.port == "a->s").unwrap();
+    assert!(nic.drops > 50, "the NIC drops: {nic:?}");
+    for f in &s.flows {
+        assert!(f.goodput_mbps > 250.0, "{}: {} Mb/s", f.name, f.goodput_mbps);
+        // __tcp_transmit_skb enters CWR on NET_XMIT_DROP.
+        assert!(f.cwr_events > 0, "{f:?}");
+    }
+}
+
+#[test]
+fn same_seed_same_run() {
+    let text = shared_nic(FQ);
+    let a = serde_json::to_string(&run(&text)).unwrap();
+    let b = serde_json::to_string(&run(&text)).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn bad_fq_settings_name_the_field() {
+    let err = |nic: &str| match parse(&shared_nic(nic), "fq.toml")
+        .map_err(|e| e.to_string())
+        .and_then(|s| build(&s).map_err(|e| e.to_string()))
+    {
+        Ok(_) => panic!("accepted: {nic}"),
+        Err(e) => e,
+    };
+    let e = err("scheduler = \"fq\"\nfq = { quantum = 0 }");
+    assert!(e.contains("queues.nic.fq.quantum") && e.contains("1..=1048576"), "{e}");
+    let e = err("scheduler = \"fq\"\nfq = { flow_limit = 2000000 }");
+    assert!(e.contains("queues.nic.fq.flow_limit"), "{e}");
+    let e = err("scheduler = \"fq\"\nclasses = [{ limit = 10 }]");
+    assert!(e.contains("queues.nic.classes") && e.contains("fq"), "{e}");
+    let e = err("classes = [{ limit = 10 }]\nfq = { limit = 10 }");
+    assert!(e.contains("queues.nic.fq") && e.contains("scheduler"), "{e}");
+    let e = err("scheduler = \"fq\"\nfq = { quantums = 10 }");
+    assert!(e.contains("quantums"), "{e}");
+    let e = err("scheduler = \"fq\"\nfq = { refill_delay = \"-1ms\" }");
+    assert!(e.contains("queues.nic.fq.refill_delay"), "{e}");
+    let e = err("scheduler = \"wfq\"\nclasses = [{ limit = 10 }]");
+    assert!(e.contains("queues.nic.scheduler") && e.contains("fq"), "{e}");
+}
+
+#[test]
+fn the_resolved_configuration_spells_out_fq_defaults() {
+    let s = parse(&shared_nic(FQ), "fq.toml").unwrap();
+    let text = ccsim_scenario::resolved_toml(&s);
+    for key in ["flow_limit = 100", "quantum = 3028", "initial_quantum = 15140", "horizon_drop = true"] {
+        assert!(text.contains(key), "{key} missing from\n{text}");
+    }
+    // It reads back as the same network.
+    let again = parse(&text, "config.resolved.toml").unwrap();
+    let (a, b) = (build(&s).unwrap(), build(&again).unwrap());
+    assert_eq!(format!("{:?}", a.topo.links), format!("{:?}", b.topo.links));
+}
