@@ -120,8 +120,8 @@ pub struct Sim {
     pings: Vec<(PingSpec, PingRecord, u32)>,
     out: Vec<Segment>,
     /// Data segments dropped by their own host's qdisc, waiting to be handed back: (connection,
-    /// server side, wire bytes).
-    local_drops: Vec<(u32, bool, u64)>,
+    /// server side, segment).
+    local_drops: Vec<(u32, bool, Segment)>,
     stats: RunStats,
     /// Per monitored port: occupancy samples (packets) and optional series.
     pub queue_samples: Vec<Vec<u32>>,
@@ -679,10 +679,14 @@ impl Sim {
         if self.local_drops.is_empty() {
             return;
         }
-        for (ci, server, bytes) in std::mem::take(&mut self.local_drops) {
+        // Last first: a socket undoes what it sent from the tail. Only a socket's first drop was
+        // really attempted (Linux stops there).
+        let drops = std::mem::take(&mut self.local_drops);
+        for (i, &(ci, server, seg)) in drops.iter().enumerate().rev() {
+            let attempted = !drops[..i].iter().any(|&(c, s, _)| (c, s) == (ci, server));
             let c = &mut self.conns[ci as usize];
             let ep = if server { &mut c.server } else { &mut c.client };
-            ep.on_local_drop(now, bytes, &mut self.out);
+            ep.on_local_drop(now, &seg, attempted);
             self.after_endpoint(ci as usize, server, now);
         }
     }
@@ -693,7 +697,7 @@ impl Sim {
         if self.ports[pi].from_host {
             if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
                 if seg.len > 0 {
-                    self.local_drops.push((conn, !to_server, (seg.len + seg.header_len()) as u64));
+                    self.local_drops.push((conn, !to_server, seg));
                 }
             }
         }

@@ -563,18 +563,79 @@ impl Endpoint {
         }
     }
 
-    /// The host's own qdisc dropped a data segment of this socket (`bytes` on the wire). The
-    /// freed skb returns its TSQ budget (`tcp_wfree`), and `__tcp_transmit_skb`, seeing
-    /// NET_XMIT_DROP, enters CWR (`tcp_enter_cwr`). Linux also keeps such an skb unsent and
-    /// tries it again at the next transmit; here it was counted as sent, so TCP's loss
-    /// detection (RACK, TLP, RTO) recovers it.
-    pub fn on_local_drop(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+    /// The host's own qdisc dropped `seg`, a data segment of this socket (`__tcp_transmit_skb`
+    /// got NET_XMIT_DROP). As in Linux: the freed skb returns its TSQ budget (`tcp_wfree`), TCP
+    /// enters CWR (`tcp_enter_cwr`), and the transmission does not count: new data stays unsent
+    /// (`tcp_write_xmit` stops before `tcp_event_new_data_sent`), a retransmission stays lost and
+    /// is tried again (`tcp_retransmit_skb` marks it only on success). The try happens at the next
+    /// ACK, TX completion or timer; nothing is sent from here.
+    ///
+    /// ccsim learns of drops once the socket's output has been queued, so they come back last
+    /// first, and `attempted` is false for every drop after the socket's first one of that
+    /// output: Linux stops at the first failure and would not have tried the others, so their
+    /// counters (`segs_out`, `data_segs_out`, `bytes_sent`, `total_retrans`, ...) are taken back
+    /// too. New data is undone from the tail of what was sent, and the earliest departure time
+    /// goes back to the undone segment's stamp (`tcp_update_skb_after_send` runs only on
+    /// success). A segment that cannot be undone that way (a loss probe, or data sent before
+    /// others that were accepted) stays sent and lost, for TCP's loss detection to recover.
+    pub fn on_local_drop(&mut self, now: SimTime, seg: &Segment, attempted: bool) {
         self.set_now(now);
-        self.stats.local_drops += 1;
+        self.tsq_bytes = self.tsq_bytes.saturating_sub((seg.len + seg.header_len()) as u64);
+        let now_ns = now.ns();
+        let idx = self.rtx.partition_point(|s| before(s.seq, seg.seq));
+        let mut retrans = false;
+        if let Some(&skb) = self.rtx.get(idx).filter(|s| s.seq == seg.seq && s.tx_ns == now_ns) {
+            let new_at_tail = idx + 1 == self.rtx.len()
+                && skb.end_seq == self.sk.snd_nxt
+                && skb.sacked == 0
+                && skb.tcp_flags & TcpFlags::FIN == 0;
+            retrans = skb.sacked & (SACKED_RETRANS | LOST) == SACKED_RETRANS | LOST;
+            if new_at_tail {
+                self.rtx.pop_back();
+                if let Some(k) = self.tsorted.iter().rposition(|&e| e == (skb.seq, now_ns)) {
+                    self.tsorted.remove(k);
+                }
+                self.sk.snd_nxt = skb.seq;
+                self.unsent += seg.len as u64;
+                self.sk.packets_out -= 1;
+            } else if retrans {
+                self.rtx[idx].sacked &= !SACKED_RETRANS;
+                self.sk.retrans_out -= 1;
+                if before(seg.seq, self.rtx_hint) {
+                    self.rtx_hint = seg.seq;
+                }
+            }
+            if new_at_tail || retrans {
+                self.sk.wstamp_ns = self.sk.wstamp_ns.min(seg.tstamp_ns);
+                if self.in_cwnd_reduction() {
+                    self.prr_out = self.prr_out.saturating_sub(1);
+                }
+            }
+        }
+        if attempted {
+            self.stats.local_drops += 1;
+        } else {
+            self.stats.segs_out -= 1;
+            self.stats.data_segs_out -= 1;
+            self.stats.bytes_sent -= seg.len as u64;
+            if retrans {
+                self.stats.total_retrans -= 1;
+                self.stats.bytes_retrans -= seg.len as u64;
+                self.undo_retrans -= 1;
+            }
+        }
         if self.is_established() {
             self.enter_cwr();
         }
-        self.tsq_release(now, bytes, out);
+        // Nothing left in flight: no RTO or loss probe for a transmission that did not happen;
+        // tcp_check_probe_timer keeps the unsent data from waiting forever.
+        if self.sk.packets_out == 0 && matches!(self.xmit_timer, Some((_, XmitTimer::Retrans | XmitTimer::LossProbe))) {
+            self.xmit_timer = None;
+        }
+        if self.sk.packets_out == 0 && self.unsent > 0 && self.xmit_timer.is_none() {
+            let base = self.probe0_base();
+            self.xmit_timer = Some((self.now + base, XmitTimer::Probe0));
+        }
     }
 
     /// `tcp_needs_internal_pacing`: pacing configured (`TcpConfig::pacing`), or requested by the
