@@ -177,6 +177,14 @@ impl Fq {
         }
     }
 
+    /// skbs fq would still take from socket (`conn`, `to_server`) now: its flow limit and the
+    /// qdisc's limit, less what is queued.
+    pub fn room_for_socket(&self, conn: u32, to_server: bool) -> u32 {
+        let key = ((conn as u64) << 1 | to_server as u64) << 1;
+        let queued = self.by_key.get(&key).map_or(0, |&fi| self.flows[fi].skbs);
+        self.spec.flow_limit.saturating_sub(queued).min(self.spec.limit.saturating_sub(self.skbs))
+    }
+
     pub fn len_packets(&self) -> u64 {
         self.segments as u64
     }

@@ -6,7 +6,7 @@ use crate::packet::{Packet, Payload};
 use crate::queue::{EnqueueResult, PortQueue, QueueStats};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
-use ccsim_tcp::{Ecn, Endpoint, Segment, TcpInfo};
+use ccsim_tcp::{Ecn, Endpoint, Segment, TcpInfo, TcpStats};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -116,6 +116,8 @@ pub struct Sim {
     routes: Routes,
     /// Each host's NIC port (`u32::MAX` for switches).
     host_nic: Vec<u32>,
+    /// Per host: its only NIC when that runs fq, else u32::MAX.
+    fq_nic: Vec<u32>,
     conns: Vec<Conn>,
     pings: Vec<(PingSpec, PingRecord, u32)>,
     out: Vec<Segment>,
@@ -176,12 +178,20 @@ impl Sim {
             }
         }
         let mut host_nic = vec![u32::MAX; topo.num_nodes()];
+        let mut nics = vec![0u32; topo.num_nodes()];
         for p in 0..2 * topo.links.len() as u32 {
             let (from, _) = topo.port_ends(PortId(p));
             if topo.kinds[from.0 as usize] == NodeKind::Host {
                 host_nic[from.0 as usize] = p;
+                nics[from.0 as usize] += 1;
             }
         }
+        // A host with one NIC running fq: its sockets learn the qdisc's room before they send.
+        let fq_nic: Vec<u32> = host_nic
+            .iter()
+            .zip(&nics)
+            .map(|(&p, &n)| if n == 1 && ports[p as usize].queue.fq.is_some() { p } else { u32::MAX })
+            .collect();
         let mut q = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
         for (i, f) in flows.into_iter().enumerate() {
@@ -229,6 +239,7 @@ impl Sim {
             ports,
             routes,
             host_nic,
+            fq_nic,
             conns,
             pings,
             out: Vec::with_capacity(64),
@@ -414,13 +425,28 @@ impl Sim {
         (pi != u32::MAX as usize && self.ports[pi].lazy).then_some(pi)
     }
 
-    /// Before a socket runs: its host NIC's finished transmissions return their TSQ budget.
+    /// Before a socket runs: its host NIC's finished transmissions return their TSQ budget, and
+    /// a socket behind fq learns how many skbs fq would take from it.
     fn settle_nic(&mut self, ci: usize, server: bool, now: SimTime) {
         if let Some(pi) = self.lazy_nic(ci, server) {
             if self.ports[pi].tsq.front().is_some_and(|t| t.0 <= now) {
                 self.settle_tsq(pi, now);
             }
         }
+        self.set_qdisc_room(ci, server);
+    }
+
+    fn set_qdisc_room(&mut self, ci: usize, server: bool) {
+        let c = &self.conns[ci];
+        let host = if server { c.spec.dst } else { c.spec.src };
+        let pi = self.fq_nic[host.0 as usize];
+        if pi == u32::MAX {
+            return;
+        }
+        let room = self.ports[pi as usize].queue.fq.as_ref().map(|fq| fq.room_for_socket(ci as u32, !server));
+        let c = &mut self.conns[ci];
+        let ep = if server { &mut c.server } else { &mut c.client };
+        ep.set_qdisc_room(room);
     }
 
     /// Queue a packet at a lazy port: decide marking or dropping with the queue as it is at
@@ -551,6 +577,7 @@ impl Sim {
             self.start_tx(pi, now);
         }
         if let Some((ci, server, bytes)) = tsq {
+            self.set_qdisc_room(ci, server);
             let c = &mut self.conns[ci];
             let ep = if server { &mut c.server } else { &mut c.client };
             ep.tsq_release(now, bytes, &mut self.out);
@@ -663,6 +690,8 @@ impl Sim {
                 if c.started && c.end.is_none() && !server && c.client.all_acked() {
                     c.rpc_latencies.push(now - c.rpc_start);
                     c.rpc_start = now;
+                    self.set_qdisc_room(ci, false);
+                    let c = &mut self.conns[ci];
                     c.client.write(now, bytes, &mut self.out);
                     return self.after_endpoint(ci, server, now);
                 }
@@ -823,6 +852,12 @@ impl Sim {
 
     pub fn flow_specs(&self) -> Vec<&FlowSpec> {
         self.conns.iter().map(|c| &c.spec).collect()
+    }
+
+    /// The counters of a flow's client and server sockets.
+    pub fn tcp_stats(&self, flow: usize) -> (TcpStats, TcpStats) {
+        let c = &self.conns[flow];
+        (*c.client.stats(), *c.server.stats())
     }
 
     /// `tcp_info` of a flow's client and server sockets.

@@ -141,6 +141,57 @@ fn drops_at_the_senders_own_nic_are_not_losses() {
     }
 }
 
+/// One bulk flow, 10 Gb/s, 100 ms RTT, 1 % random loss on the far link (the BBR commit's test).
+fn lossy_long_path(cc: &str, nic: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "3s"
+[tcp]
+cc = "{cc}"
+rcvbuf = "1GiB"
+[queues.big]
+classes = [{{ limit = 100000 }}]
+[queues.nic]
+{nic}
+[topology]
+type = "custom"
+nodes = [{{ name = "a", kind = "host" }}, {{ name = "s", kind = "switch" }}, {{ name = "b", kind = "host" }}]
+links = [
+  {{ a = "a", b = "s", rate = "10Gbps", delay = "25ms", queue_ab = "nic", queue_ba = "big" }},
+  {{ a = "s", b = "b", rate = "10Gbps", delay = "25ms", loss = 0.01, queue_ab = "big", queue_ba = "big" }},
+]
+[[flows]]
+name = "bulk"
+src = "a"
+dst = "b"
+[record]
+queues = ["a->s"]
+"#
+    )
+}
+
+#[test]
+fn retransmission_bursts_against_fqs_flow_limit_stop_at_the_first_refusal() {
+    // Under 1 % loss BBR retransmits in bursts of one-segment skbs, more than fq's flow_limit
+    // of 100 holds. fq's room is known to the socket before it sends, so, as in Linux, the first
+    // refused skb ends the burst (NET_XMIT_DROP) instead of every skb being tried and undone.
+    let internal = run_full(&lossy_long_path("bbr", "classes = [{ limit = 100000 }]"));
+    let fq = run_full(&lossy_long_path("bbr", FQ));
+    let (gi, gf) = (internal.0.flows[0].goodput_mbps, fq.0.flows[0].goodput_mbps);
+    assert!((gf - gi).abs() <= 0.05 * gi, "fq {gf} vs internal pacing {gi} Mb/s");
+    assert!(fq.1 < 2 * internal.1, "events: fq {} vs internal pacing {}", fq.1, internal.1);
+    assert!(fq.2 > 0, "the qdisc refused skbs");
+}
+
+/// The summary, the event count and the local drops (NET_XMIT_DROP) of all sockets.
+fn run_full(text: &str) -> (Summary, u64, u64) {
+    let b = build(&parse(text, "fq.toml").unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let o = run_built(b, |_, _| {});
+    let drops = (0..o.summary.flows.len()).map(|i| o.sim.tcp_stats(i).0.local_drops).sum();
+    (o.summary.clone(), o.summary.events, drops)
+}
+
 #[test]
 fn same_seed_same_run() {
     let text = shared_nic(FQ);

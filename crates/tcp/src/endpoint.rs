@@ -171,6 +171,11 @@ pub struct Endpoint {
     /// (`sk_wmem_alloc` as TCP Small Queues sees it), and whether TSQ stopped the sender.
     pub(crate) tsq_bytes: u64,
     pub(crate) tsq_throttled: bool,
+    /// The host's qdisc refused a segment and none of this socket's packets has left the NIC
+    /// since: try one skb per call, as Linux stops at the first NET_XMIT_DROP.
+    pub(crate) qdisc_refused: bool,
+    /// skbs the host's qdisc takes from this socket now (`set_qdisc_room`).
+    pub(crate) qdisc_room: Option<u32>,
     /// `tlp_high_seq` (None: no probe outstanding) and `tlp_retrans`.
     pub(crate) tlp_high_seq: Option<u32>,
     pub(crate) tlp_retrans: bool,
@@ -275,6 +280,8 @@ impl Endpoint {
             first_tx_ns: 0,
             tsq_bytes: 0,
             tsq_throttled: false,
+            qdisc_refused: false,
+            qdisc_room: None,
             tlp_high_seq: None,
             tlp_retrans: false,
             mdev_us: 0,

@@ -26,6 +26,7 @@ impl Endpoint {
         // Segments left in the current skb and its bytes: a paced sender sends TSO skbs of
         // `tso_segs` segments, each leaving at once, and paces skb by skb.
         let (mut skb_left, mut skb_bytes, mut skb_prior_wstamp) = (0u32, 0u32, 0u64);
+        let mut skb_fresh = false;
         loop {
             let has_data = self.unsent > 0;
             let fin_now = !has_data && self.fin_queued && !self.fin_sent;
@@ -38,11 +39,15 @@ impl Endpoint {
                 if self.pacing_blocked() {
                     break;
                 }
+                if self.qdisc_refused && sent > 0 {
+                    break;
+                }
                 if self.small_queue_check(0) {
                     break;
                 }
                 skb_left = self.tso_segs();
                 skb_prior_wstamp = self.sk.wstamp_ns;
+                skb_fresh = true;
             }
             // tcp_cwnd_test (the final FIN is not held by cwnd).
             if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0) {
@@ -65,6 +70,13 @@ impl Endpoint {
                 && after(self.snd_sml, self.sk.snd_una)
             {
                 break;
+            }
+            // The skb goes to the host's qdisc, which may refuse it (NET_XMIT_DROP): stop here.
+            if skb_fresh {
+                skb_fresh = false;
+                if self.qdisc_refuses(None) {
+                    break;
+                }
             }
             let seq = self.sk.snd_nxt;
             let mut flags = 0u8;
@@ -197,6 +209,9 @@ impl Endpoint {
             if self.small_queue_check(1) {
                 break;
             }
+            if self.qdisc_refuses(Some(i)) {
+                break;
+            }
             self.retransmit_skb(i, out);
             if self.in_cwnd_reduction() {
                 self.prr_out += 1;
@@ -205,6 +220,9 @@ impl Endpoint {
                 rearm = true;
             }
             i += 1;
+            if self.qdisc_refused {
+                break;
+            }
         }
         self.rtx_hint = self.rtx.get(i).map_or(self.sk.snd_nxt, |s| s.seq);
         if rearm {
@@ -550,6 +568,7 @@ impl Endpoint {
 
     pub fn tsq_release(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         self.set_now(now);
+        self.qdisc_refused = false;
         self.tsq_bytes = self.tsq_bytes.saturating_sub(bytes);
         if self.tsq_throttled {
             self.tsq_throttled = false;
@@ -580,6 +599,7 @@ impl Endpoint {
     /// others that were accepted) stays sent and lost, for TCP's loss detection to recover.
     pub fn on_local_drop(&mut self, now: SimTime, seg: &Segment, attempted: bool) {
         self.set_now(now);
+        self.qdisc_refused = true;
         self.tsq_bytes = self.tsq_bytes.saturating_sub((seg.len + seg.header_len()) as u64);
         let now_ns = now.ns();
         let idx = self.rtx.partition_point(|s| before(s.seq, seg.seq));
@@ -635,6 +655,41 @@ impl Endpoint {
         if self.sk.packets_out == 0 && self.unsent > 0 && self.xmit_timer.is_none() {
             let base = self.probe0_base();
             self.xmit_timer = Some((self.now + base, XmitTimer::Probe0));
+        }
+    }
+
+    /// What the host's qdisc can take from this socket right now, in skbs (fq: its flow limit
+    /// and the qdisc's limit, less what is queued), set by the host before the socket runs;
+    /// None when not known (drops then come back through [`Endpoint::on_local_drop`]).
+    pub fn set_qdisc_room(&mut self, skbs: Option<u32>) {
+        self.qdisc_room = skbs;
+    }
+
+    /// One skb is about to go to the qdisc (the retransmission of `rtx[idx]`, or new data):
+    /// true when the qdisc has no room, which `__tcp_transmit_skb` learns as NET_XMIT_DROP. The
+    /// attempt counts as Linux counts it (`total_retrans` for a retransmission), TCP enters CWR,
+    /// and the caller stops sending (`tcp_write_xmit` / `tcp_xmit_retransmit_queue` break).
+    fn qdisc_refuses(&mut self, retransmit: Option<usize>) -> bool {
+        match self.qdisc_room {
+            None => false,
+            Some(n) if n > 0 => {
+                self.qdisc_room = Some(n - 1);
+                false
+            }
+            Some(_) => {
+                self.stats.local_drops += 1;
+                self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
+                if let Some(i) = retransmit {
+                    let skb = &mut self.rtx[i];
+                    skb.sacked |= EVER_RETRANS;
+                    self.stats.total_retrans += 1;
+                    self.stats.bytes_retrans += skb.end_seq.wrapping_sub(skb.seq) as u64;
+                }
+                if self.is_established() {
+                    self.enter_cwr();
+                }
+                true
+            }
         }
     }
 

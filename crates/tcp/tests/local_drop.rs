@@ -85,3 +85,26 @@ fn a_whole_flight_dropped_leaves_a_probe_timer_not_an_rto() {
     assert_eq!(out.first().map(|s| (s.seq, s.len > 0)), Some((flight[0].seq, true)));
     assert_eq!(ep.stats().total_retrans, 0);
 }
+
+#[test]
+fn a_full_qdisc_refuses_the_skb_before_it_is_sent() {
+    // fq told the socket it takes three more skbs: the fourth attempt gets NET_XMIT_DROP and
+    // tcp_write_xmit stops there, with nothing of it sent.
+    let (mut ep, t, flight) = sender(0);
+    assert!(flight.is_empty());
+    ep.set_qdisc_room(Some(3));
+    let mut out = Vec::new();
+    ep.write(t, 100_000, &mut out);
+    assert_eq!(out.len(), 3, "{out:?}");
+    let st = ep.stats();
+    assert_eq!((st.local_drops, st.cwr_events, st.data_segs_out), (1, 1, 3));
+    assert_eq!(ep.sock().packets_out, 3);
+    assert_eq!(ep.sock().snd_nxt, out[2].seq + out[2].len);
+    assert_eq!(ep.sock().ca_state, CaState::Cwr);
+    // Room again (fq sent some): the next ACK goes on from there.
+    ep.set_qdisc_room(None);
+    out.clear();
+    let next = ep.sock().snd_nxt;
+    ep.on_segment(t + SimTime::from_us(200), &ack_of(next), &mut out);
+    assert_eq!(out.iter().find(|s| s.len > 0).map(|s| s.seq), Some(next));
+}
