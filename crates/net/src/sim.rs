@@ -116,7 +116,7 @@ pub struct Sim {
     routes: Routes,
     /// Each host's NIC port (`u32::MAX` for switches).
     host_nic: Vec<u32>,
-    /// Per host: its only NIC when that runs fq, else u32::MAX.
+    /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
     fq_nic: Vec<u32>,
     conns: Vec<Conn>,
     pings: Vec<(PingSpec, PingRecord, u32)>,
@@ -192,6 +192,8 @@ impl Sim {
             .zip(&nics)
             .map(|(&p, &n)| if n == 1 && ports[p as usize].queue.fq.is_some() { p } else { u32::MAX })
             .collect();
+        // Empty when no host runs fq: nothing to look up before a socket runs.
+        let fq_nic = if fq_nic.iter().all(|&p| p == u32::MAX) { Vec::new() } else { fq_nic };
         let mut q = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
         for (i, f) in flows.into_iter().enumerate() {
@@ -436,7 +438,15 @@ impl Sim {
         self.set_qdisc_room(ci, server);
     }
 
+    #[inline]
     fn set_qdisc_room(&mut self, ci: usize, server: bool) {
+        if !self.fq_nic.is_empty() {
+            self.set_qdisc_room_fq(ci, server);
+        }
+    }
+
+    #[inline(never)]
+    fn set_qdisc_room_fq(&mut self, ci: usize, server: bool) {
         let c = &self.conns[ci];
         let host = if server { c.spec.dst } else { c.spec.src };
         let pi = self.fq_nic[host.0 as usize];

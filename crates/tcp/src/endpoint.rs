@@ -122,6 +122,14 @@ pub struct TcpStats {
     pub local_drops: u64,
 }
 
+/// `sk_pacing_status` as the transmit path asks it: TCP paces itself (`internal`), and TCP
+/// advances the departure time skb by skb (`on`: internal pacing or fq).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PacingMode {
+    pub internal: bool,
+    pub on: bool,
+}
+
 /// A TCP endpoint (one connection), sans-IO.
 pub struct Endpoint {
     pub(crate) cfg: TcpConfig,
@@ -176,6 +184,8 @@ pub struct Endpoint {
     pub(crate) qdisc_refused: bool,
     /// skbs the host's qdisc takes from this socket now (`set_qdisc_room`).
     pub(crate) qdisc_room: Option<u32>,
+    /// The socket's pacing status, as the transmit path asks it.
+    pub(crate) pacing: PacingMode,
     /// `tlp_high_seq` (None: no probe outstanding) and `tlp_retrans`.
     pub(crate) tlp_high_seq: Option<u32>,
     pub(crate) tlp_retrans: bool,
@@ -282,6 +292,7 @@ impl Endpoint {
             tsq_throttled: false,
             qdisc_refused: false,
             qdisc_room: None,
+            pacing: PacingMode { internal: cfg.pacing, on: cfg.pacing },
             tlp_high_seq: None,
             tlp_retrans: false,
             mdev_us: 0,
@@ -504,6 +515,7 @@ impl Endpoint {
     /// `tcp_init_congestion_control`, run when the connection becomes established.
     pub(crate) fn init_congestion_control(&mut self) {
         self.cc.init(&mut self.sk);
+        self.update_pacing_status();
     }
 
     /// Index of the skb starting at `seq` in the retransmit queue.

@@ -26,6 +26,7 @@ impl Endpoint {
         // Segments left in the current skb and its bytes: a paced sender sends TSO skbs of
         // `tso_segs` segments, each leaving at once, and paces skb by skb.
         let (mut skb_left, mut skb_bytes, mut skb_prior_wstamp) = (0u32, 0u32, 0u64);
+        // A new skb whose admission the host's qdisc decides (`set_qdisc_room`).
         let mut skb_fresh = false;
         loop {
             let has_data = self.unsent > 0;
@@ -34,7 +35,6 @@ impl Endpoint {
                 break;
             }
             if skb_left == 0 {
-                close_skb(out);
                 self.pacing_after_send(std::mem::take(&mut skb_bytes), skb_prior_wstamp);
                 if self.pacing_blocked() {
                     break;
@@ -47,7 +47,7 @@ impl Endpoint {
                 }
                 skb_left = self.tso_segs();
                 skb_prior_wstamp = self.sk.wstamp_ns;
-                skb_fresh = true;
+                skb_fresh = self.qdisc_room.is_some();
             }
             // tcp_cwnd_test (the final FIN is not held by cwnd).
             if !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0) {
@@ -109,8 +109,10 @@ impl Endpoint {
             self.rtx.push_back(skb);
             self.tsorted.push_back((seq, now));
             self.transmit(seq, len, flags, false, out);
-            if let Some(s) = out.last_mut() {
-                s.skb_more = true; // until the skb is closed
+            if skb_left > 1 {
+                if let Some(s) = out.last_mut() {
+                    s.skb_more = true; // more of this skb follow, unless the loop stops first
+                }
             }
             // tcp_event_new_data_sent
             self.sk.snd_nxt = end_seq;
@@ -209,7 +211,7 @@ impl Endpoint {
             if self.small_queue_check(1) {
                 break;
             }
-            if self.qdisc_refuses(Some(i)) {
+            if self.qdisc_room.is_some() && self.qdisc_refuses(Some(i)) {
                 break;
             }
             self.retransmit_skb(i, out);
@@ -696,22 +698,32 @@ impl Endpoint {
     /// `tcp_needs_internal_pacing`: pacing configured (`TcpConfig::pacing`), or requested by the
     /// CC (`SK_PACING_NEEDED`, BBR), unless the host's fq qdisc paces the socket (SK_PACING_FQ,
     /// which fq stores over NEEDED at the socket's first packet).
+    #[inline]
     pub(crate) fn needs_internal_pacing(&self) -> bool {
-        (self.cfg.pacing || self.sk.pacing_needed) && !self.sk.pacing_fq
+        self.pacing.internal
     }
 
     /// `sk_pacing_status != SK_PACING_NONE`: TCP advances the earliest departure time skb by
     /// skb (`tcp_update_skb_after_send`), internal pacing or fq.
+    #[inline]
     fn pacing_on(&self) -> bool {
-        self.cfg.pacing || self.sk.pacing_needed || self.sk.pacing_fq
+        self.pacing.on
+    }
+
+    /// Recompute the two pacing predicates after the socket's pacing status changed (the CC's
+    /// init, fq's first packet).
+    pub(crate) fn update_pacing_status(&mut self) {
+        let asked = self.cfg.pacing || self.sk.pacing_needed;
+        self.pacing = PacingMode { internal: asked && !self.sk.pacing_fq, on: asked || self.sk.pacing_fq };
     }
 
     /// `__tcp_transmit_skb`: the earliest departure time moves up to now and stamps the skb
     /// (`skb_set_delivery_time(skb, tp->tcp_wstamp_ns)`). Under an fq root qdisc, the socket's
     /// first packet makes fq_classify store SK_PACING_FQ.
     pub(crate) fn departure_stamp(&mut self) -> u64 {
-        if self.cfg.fq {
+        if self.cfg.fq && !self.sk.pacing_fq {
             self.sk.pacing_fq = true;
+            self.update_pacing_status();
         }
         self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
         self.sk.wstamp_ns
@@ -784,8 +796,8 @@ impl Endpoint {
     }
 }
 
-/// The skb being built in `write_xmit` ends with the last segment emitted (every other segment
-/// in `out` already has `skb_more` false).
+/// The skb being built in `write_xmit` ends with the last segment emitted, also when the loop
+/// stopped before the skb was full (every earlier segment in `out` is settled).
 fn close_skb(out: &mut [Segment]) {
     if let Some(s) = out.last_mut() {
         s.skb_more = false;
