@@ -53,15 +53,18 @@ impl<E: Copy> EventQueue<E> {
         // Sift up from the new leaf.
         let mut i = self.heap.len();
         self.heap.push(e);
+        let h = self.heap.as_mut_slice();
         while i > 0 {
             let parent = (i - 1) / 2;
-            if !e.before(&self.heap[parent]) {
+            // SAFETY: parent < i < h.len().
+            let hp = unsafe { *h.get_unchecked(parent) };
+            if !e.before(&hp) {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            unsafe { *h.get_unchecked_mut(i) = hp };
             i = parent;
         }
-        self.heap[i] = e;
+        h[i] = e;
     }
     /// Pop the next event if it is due at or before `limit`, advancing the clock to it.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
@@ -73,20 +76,23 @@ impl<E: Copy> EventQueue<E> {
         let n = self.heap.len();
         if n > 0 {
             // Sift the last leaf down from the root.
+            let h = self.heap.as_mut_slice();
             let mut i = 0;
             loop {
                 let l = 2 * i + 1;
                 if l >= n {
                     break;
                 }
-                let c = if l + 1 < n && self.heap[l + 1].before(&self.heap[l]) { l + 1 } else { l };
-                if !self.heap[c].before(&last) {
+                // SAFETY: l < n = h.len(), and l + 1 is read only when it is < n; i < n always.
+                let c = unsafe { if l + 1 < n && h.get_unchecked(l + 1).before(h.get_unchecked(l)) { l + 1 } else { l } };
+                let hc = unsafe { *h.get_unchecked(c) };
+                if !hc.before(&last) {
                     break;
                 }
-                self.heap[i] = self.heap[c];
+                unsafe { *h.get_unchecked_mut(i) = hc };
                 i = c;
             }
-            self.heap[i] = last;
+            h[i] = last;
         }
         self.now = SimTime(top.time);
         self.popped += 1;
