@@ -84,7 +84,13 @@ impl<E: Copy> EventQueue<E> {
                     break;
                 }
                 // SAFETY: l < n = h.len(), and l + 1 is read only when it is < n; i < n always.
-                let c = unsafe { if l + 1 < n && h.get_unchecked(l + 1).before(h.get_unchecked(l)) { l + 1 } else { l } };
+                let c = unsafe {
+                    if l + 1 < n && h.get_unchecked(l + 1).before(h.get_unchecked(l)) {
+                        l + 1
+                    } else {
+                        l
+                    }
+                };
                 let hc = unsafe { *h.get_unchecked(c) };
                 if !hc.before(&last) {
                     break;

@@ -16,7 +16,7 @@ use crate::packet::{Packet, Payload};
 use crate::queue::QueueStats;
 use ccsim_engine::{Pool, PoolId, SimTime};
 use ccsim_tcp::Ecn;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// The qdisc's parameters (`tc qdisc add ... fq ...`), defaults as `fq_init` sets them for a
 /// 1500-byte MTU device.
@@ -104,7 +104,7 @@ struct Flow {
 pub(crate) struct Fq {
     spec: FqSpec,
     flows: Vec<Flow>,
-    by_key: HashMap<u64, usize>,
+    by_key: FlowIndex,
     new_flows: VecDeque<usize>,
     old_flows: VecDeque<usize>,
     /// Throttled flows by (time_next_packet, insertion order, flow).
@@ -148,6 +148,37 @@ fn flow_key(pkt: &Packet, at_host: bool) -> u64 {
     (((pkt.flow_hash & 1023) as u64) << 1) | 1
 }
 
+/// Flow of a key (see [`flow_key`]): sockets by (connection, direction), orphans by their 1024
+/// hash buckets; direct indexing, no hashing.
+#[derive(Default)]
+struct FlowIndex {
+    sockets: Vec<u32>,
+    orphans: Vec<u32>,
+}
+
+impl FlowIndex {
+    const NONE: u32 = u32::MAX;
+
+    fn slot(&self, key: u64) -> (bool, usize) {
+        (key & 1 == 1, (key >> 1) as usize)
+    }
+
+    fn get(&self, key: u64) -> Option<usize> {
+        let (orphan, i) = self.slot(key);
+        let v = if orphan { &self.orphans } else { &self.sockets };
+        v.get(i).copied().filter(|&f| f != Self::NONE).map(|f| f as usize)
+    }
+
+    fn insert(&mut self, key: u64, flow: usize) {
+        let (orphan, i) = self.slot(key);
+        let v = if orphan { &mut self.orphans } else { &mut self.sockets };
+        if v.len() <= i {
+            v.resize(i + 1, Self::NONE);
+        }
+        v[i] = flow as u32;
+    }
+}
+
 const GC_AGE_NS: u64 = 3_000_000_000; // FQ_GC_AGE: 3 * HZ
 
 impl Fq {
@@ -155,7 +186,7 @@ impl Fq {
         Fq {
             spec,
             flows: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: FlowIndex::default(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             delayed: BTreeSet::new(),
@@ -181,7 +212,7 @@ impl Fq {
     /// qdisc's limit, less what is queued.
     pub fn room_for_socket(&self, conn: u32, to_server: bool) -> u32 {
         let key = ((conn as u64) << 1 | to_server as u64) << 1;
-        let queued = self.by_key.get(&key).map_or(0, |&fi| self.flows[fi].skbs);
+        let queued = self.by_key.get(key).map_or(0, |fi| self.flows[fi].skbs);
         self.spec.flow_limit.saturating_sub(queued).min(self.spec.limit.saturating_sub(self.skbs))
     }
 
@@ -313,7 +344,7 @@ impl Fq {
     /// `fq_classify` (with `fq_gc`'s effect): the flow of `key`, created detached with the
     /// initial quantum when new or forgotten.
     fn classify(&mut self, key: u64, now: u64) -> usize {
-        if let Some(&fi) = self.by_key.get(&key) {
+        if let Some(fi) = self.by_key.get(key) {
             let f = &mut self.flows[fi];
             if f.state == State::Detached && now > f.age + GC_AGE_NS {
                 f.credit = self.spec.initial_quantum as i64;
@@ -594,7 +625,7 @@ mod tests {
         }
         fn credit(&self, conn: u32) -> i64 {
             let key = ((conn as u64) << 1 | 1) << 1;
-            self.fq.flows[self.fq.by_key[&key]].credit
+            self.fq.flows[self.fq.by_key.get(key).unwrap()].credit
         }
     }
 
