@@ -177,3 +177,14 @@ dst = "g"
     assert_ne!(code, 0);
     assert!(err.contains("pings[0].dst") && err.contains("must differ"), "{err}");
 }
+
+#[test]
+fn the_fq_example_shares_the_nic_per_socket() {
+    let out = tmp("fq-example");
+    let s = run(&root().join("scenarios/fq-shared-nic.toml"), &out);
+    let g: Vec<f64> = s["flows"].as_array().unwrap().iter().map(|f| f["goodput_mbps"].as_f64().unwrap()).collect();
+    assert_eq!(g.len(), 2);
+    assert!(g[0].min(g[1]) / g[0].max(g[1]) > 0.95, "CUBIC and BBR through fq: {g:?}");
+    assert_eq!(s["queues"][0]["classes"][0]["name"], "fq");
+    let _ = std::fs::remove_dir_all(&out);
+}
