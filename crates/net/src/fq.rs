@@ -238,8 +238,10 @@ impl Fq {
     /// `fq_enqueue`: returns false when the packet is dropped. `skb_more`: further segments of
     /// the same skb follow this one.
     pub fn enqueue(&mut self, id: PoolId, pkt: &Packet, now: SimTime, at_host: bool) -> bool {
+        // A forwarded packet has no departure time (the forwarding path clears skb->tstamp,
+        // skb_clear_tstamp), and no sending socket: at a switch fq serves hash buckets, unpaced.
         let (tstamp, skb_more) = match pkt.payload {
-            Payload::Tcp { seg, .. } => (seg.tstamp_ns, seg.skb_more),
+            Payload::Tcp { seg, .. } if at_host => (seg.tstamp_ns, seg.skb_more),
             _ => (0, false),
         };
         let key = flow_key(pkt, at_host);
@@ -794,6 +796,28 @@ mod tests {
         assert_eq!(idle(SimTime::from_ms(10)), 1514, "back within refill_delay");
         assert_eq!(idle(SimTime::from_ms(60)), 3028, "idle for longer than refill_delay: a quantum");
         assert_eq!(idle(SimTime::from_secs(4)), 4542, "freed by fq_gc: a new flow");
+    }
+
+    #[test]
+    fn a_switch_ignores_departure_times() {
+        // The same packet, stamped 1 ms ahead: held at the sending host, forwarded at once by a
+        // switch (the forwarding path clears skb->tstamp).
+        for at_host in [true, false] {
+            let mut b = Bench::new(FqSpec::default());
+            let seg = Segment { seq: 1, len: 1448, tstamp_ns: 1_000_000, ..Segment::default() };
+            let pkt = Packet {
+                src: NodeId(0),
+                dst: NodeId(1),
+                size: PKT,
+                dscp: 0,
+                ecn: Ecn::NotEct,
+                flow_hash: 7,
+                payload: Payload::Tcp { conn: 0, to_server: true, seg },
+            };
+            let id = b.pool.alloc(pkt);
+            assert!(b.fq.enqueue(id, &pkt, SimTime::ZERO, at_host));
+            assert_eq!(b.take().is_some(), !at_host, "at_host = {at_host}");
+        }
     }
 
     #[test]

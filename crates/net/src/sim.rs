@@ -340,12 +340,12 @@ impl Sim {
         }
         let port = &mut self.ports[pi];
         let pkt = self.pool.get_mut(id);
-        // fq takes a TSO skb whole (TCP hands its segments over back to back, the last without
-        // `skb_more`): the wire starts once the skb is in.
+        // fq at a host takes a TSO skb whole (TCP hands its segments over back to back, the last
+        // without `skb_more`): the wire starts once the skb is in. A switch sees single packets.
         let mut skb_open = false;
         let queued = match &mut port.queue.fq {
             Some(fq) => {
-                skb_open = matches!(pkt.payload, Payload::Tcp { seg, .. } if seg.skb_more);
+                skb_open = port.from_host && matches!(pkt.payload, Payload::Tcp { seg, .. } if seg.skb_more);
                 fq.enqueue(id, pkt, now, port.from_host)
             }
             None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,

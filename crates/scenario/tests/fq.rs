@@ -237,3 +237,40 @@ fn the_resolved_configuration_spells_out_fq_defaults() {
     let (a, b) = (build(&s).unwrap(), build(&again).unwrap());
     assert_eq!(format!("{:?}", a.topo.links), format!("{:?}", b.topo.links));
 }
+
+#[test]
+fn fq_at_a_switch_port_shares_by_flow_hash_without_pacing() {
+    // Two senders into one receiver through a switch whose port towards it runs fq: packets
+    // carry no departure time there and no socket, so the port works like a stochastic fair
+    // queue and keeps the link busy.
+    let text = r#"
+[run]
+duration = "2s"
+[tcp]
+cc = "bbr"
+[queues.fq]
+scheduler = "fq"
+[topology]
+type = "star"
+hosts = ["a", "b", "r"]
+rate = "1Gbps"
+delay = "50us"
+switch_queue = "fq"
+[[flows]]
+name = "a"
+src = "a"
+dst = "r"
+[[flows]]
+name = "b"
+src = "b"
+dst = "r"
+[record]
+queues = ["s->r"]
+warmup = "0.5s"
+"#;
+    let s = run(text);
+    let port = s.queues.iter().find(|q| q.port == "s->r").unwrap();
+    assert!(port.utilisation > 0.95, "{port:?}");
+    let (a, b) = goodputs(&s);
+    assert!(a.min(b) / a.max(b) > 0.9, "{a} vs {b} Mb/s");
+}
