@@ -247,15 +247,12 @@ pub fn table(c: &Comparison) -> String {
                 ),
                 None => ("-".into(), "-".into(), "-".into()),
             };
+            let util = format!("{:.3}/{:.3}", q.a_utilisation, q.b_utilisation);
+            let drops = format!("{}/{}", q.a_drops, q.b_drops);
+            let marks = format!("{}/{}", q.a_marks, q.b_marks);
             o.push_str(&format!(
                 "{:<17} {:<14} {:<14} {:<20} {:<15} {:<14} {}\n",
-                q.port,
-                p50,
-                p99,
-                dist,
-                format!("{:.3}/{:.3}", q.a_utilisation, q.b_utilisation),
-                format!("{}/{}", q.a_drops, q.b_drops),
-                format!("{}/{}", q.a_marks, q.b_marks)
+                q.port, p50, p99, dist, util, drops, marks
             ));
         }
     }
@@ -281,12 +278,9 @@ pub fn table(c: &Comparison) -> String {
     if !c.pings.is_empty() {
         o.push_str("\nping              p50 A/B (ms)       p99 A/B (ms)\n");
         for p in &c.pings {
-            o.push_str(&format!(
-                "{:<17} {:<18} {}\n",
-                p.probe,
-                format!("{:.3}/{:.3}", p.a_p50_ms, p.b_p50_ms),
-                format!("{:.3}/{:.3}", p.a_p99_ms, p.b_p99_ms)
-            ));
+            let p50 = format!("{:.3}/{:.3}", p.a_p50_ms, p.b_p50_ms);
+            let p99 = format!("{:.3}/{:.3}", p.a_p99_ms, p.b_p99_ms);
+            o.push_str(&format!("{:<17} {:<18} {}\n", p.probe, p50, p99));
         }
     }
     o

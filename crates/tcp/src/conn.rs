@@ -80,7 +80,7 @@ impl Endpoint {
         // tcp_sync_mss: the payload per segment leaves room for the timestamp option.
         self.sk.mss_cache = self.mss_clamp - if self.ts_ok { 12 } else { 0 };
         // tcp_initialize_rcv_mss
-        let hint = self.cfg.advmss.min(self.sk.mss_cache).min(self.rcv_wnd / 2).min(536).max(88);
+        let hint = self.cfg.advmss.min(self.sk.mss_cache).min(self.rcv_wnd / 2).clamp(88, 536);
         self.ack.rcv_mss = hint;
         if let Some((val, _)) = o.timestamp {
             self.ts_recent = val;

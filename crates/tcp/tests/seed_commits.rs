@@ -280,7 +280,9 @@ impl Peer {
         self.record(now, out);
     }
 
+    /// One packetdrill-style expectation: time, ECN, flags, relative seq, length, relative ack.
     #[track_caller]
+    #[allow(clippy::too_many_arguments)]
     fn check(&self, t: SimTime, s: &Segment, ecn: Ecn, f: &str, seq: u32, len: u32, ack: u32) {
         let want_flags = flags(f);
         let ok = s.ecn == ecn

@@ -134,8 +134,11 @@ fn ms(x: Option<f64>) -> String {
     x.map_or("did not finish".into(), |v| format!("{v:.1}"))
 }
 
+/// Mean flow completion times of the short and the long flows, per mode and size.
+type MeanFcts = Vec<Vec<(Option<f64>, Option<f64>)>>;
+
 /// Runs every mode at every size; returns [mode][size] mean FCTs of short and long flows.
-fn sweep(ctx: &Ctx, exp: &str, make: fn(Mode, u64) -> String) -> Result<Vec<Vec<(Option<f64>, Option<f64>)>>, String> {
+fn sweep(ctx: &Ctx, exp: &str, make: fn(Mode, u64) -> String) -> Result<MeanFcts, String> {
     let mut out = Vec::new();
     for m in MODES {
         let mut row = Vec::new();
