@@ -7,6 +7,11 @@
 //! A TSO skb is one fq packet, as in the kernel: the segments of one skb (TCP marks all but the
 //! last with `skb_more`) are classified, counted, charged and dequeued together.
 //!
+//! At a switch port packets have no socket and no departure time (the forwarding path clears
+//! skb->tstamp): fq there shares the port among hash buckets. A host tells each socket how many
+//! skbs fq would still take from it ([`Fq::room_for_socket`]), so TCP can stop at the first skb
+//! fq would drop, as `__tcp_transmit_skb` learns NET_XMIT_DROP.
+//!
 //! Not modelled: fq's three priority bands (every packet ccsim sends has priority 0, which the
 //! default priomap puts in band 1, so one band is served), offload_horizon (no NIC offloads
 //! pacing), and the hash-tree layout (a flow is found by its socket; flows idle for more than
@@ -796,6 +801,22 @@ mod tests {
         assert_eq!(idle(SimTime::from_ms(10)), 1514, "back within refill_delay");
         assert_eq!(idle(SimTime::from_ms(60)), 3028, "idle for longer than refill_delay: a quantum");
         assert_eq!(idle(SimTime::from_secs(4)), 4542, "freed by fq_gc: a new flow");
+    }
+
+    #[test]
+    fn room_is_the_tighter_of_the_flow_and_qdisc_limits() {
+        let mut b = Bench::new(FqSpec { flow_limit: 5, limit: 8, ..FqSpec::default() });
+        assert_eq!(b.fq.room_for_socket(1, true), 5, "a socket fq has not seen");
+        b.hold_fair_queue_mode(99);
+        b.send_skb(1, 0, 3); // one skb of three segments
+        b.send(1, 0, false);
+        assert_eq!(b.fq.room_for_socket(1, true), 3);
+        for c in 2..6 {
+            b.send(c, 0, false);
+        }
+        // 7 skbs queued (99's, two of 1, one each of 2..5): the qdisc has room for one more.
+        assert_eq!(b.fq.room_for_socket(1, true), 1);
+        assert_eq!(b.fq.room_for_socket(1, false), 1, "the other direction is another flow");
     }
 
     #[test]
