@@ -158,6 +158,9 @@ pub(crate) struct PortQueue {
     rr_next: usize,
     /// DSCP (0..64) → class index.
     dscp_map: [u8; 64],
+    /// The last drop was RED's (sch_red's congestion_drop, which returns NET_XMIT_CN to the
+    /// sender), not a tail drop (NET_XMIT_DROP).
+    pub congestion_drop: bool,
 }
 
 impl PortQueue {
@@ -185,6 +188,7 @@ impl PortQueue {
             fq: spec.fq.map(|f| Box::new(Fq::new(f))),
             rr_next: 0,
             dscp_map,
+            congestion_drop: false,
         }
     }
 
@@ -255,6 +259,7 @@ impl PortQueue {
             Unit::Bytes => c.bytes + extra_bytes,
         };
         // The hard limit: tail drop.
+        self.congestion_drop = false;
         if occupancy(c.spec.limit.unit, c, 1, size) > c.spec.limit.value {
             c.stats.drops += 1;
             return EnqueueResult::Dropped;
@@ -278,6 +283,7 @@ impl PortQueue {
             Aqm::Red(red) => {
                 if red_enqueue(c, &red, pkt, now, rate_bps, rng) == EnqueueResult::Dropped {
                     c.stats.drops += 1;
+                    self.congestion_drop = true;
                     return EnqueueResult::Dropped;
                 }
             }

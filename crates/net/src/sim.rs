@@ -122,8 +122,8 @@ pub struct Sim {
     pings: Vec<(PingSpec, PingRecord, u32)>,
     out: Vec<Segment>,
     /// Data segments dropped by their own host's qdisc, waiting to be handed back: (connection,
-    /// server side, segment).
-    local_drops: Vec<(u32, bool, Segment)>,
+    /// server side, segment, dropped by RED: NET_XMIT_CN rather than NET_XMIT_DROP).
+    local_drops: Vec<(u32, bool, Segment, bool)>,
     stats: RunStats,
     /// Per monitored port: occupancy samples (packets) and optional series.
     pub queue_samples: Vec<Vec<u32>>,
@@ -719,13 +719,18 @@ impl Sim {
             return;
         }
         // Last first: a socket undoes what it sent from the tail. Only a socket's first drop was
-        // really attempted (Linux stops there).
+        // really attempted (Linux stops there). RED's drops (NET_XMIT_CN) count as sent, and
+        // sending goes on after them.
         let drops = std::mem::take(&mut self.local_drops);
-        for (i, &(ci, server, seg)) in drops.iter().enumerate().rev() {
-            let attempted = !drops[..i].iter().any(|&(c, s, _)| (c, s) == (ci, server));
+        for (i, &(ci, server, seg, congestion)) in drops.iter().enumerate().rev() {
             let c = &mut self.conns[ci as usize];
             let ep = if server { &mut c.server } else { &mut c.client };
-            ep.on_local_drop(now, &seg, attempted);
+            if congestion {
+                ep.on_local_congestion(now, &seg);
+            } else {
+                let attempted = !drops[..i].iter().any(|&(c, s, _, cn)| (c, s) == (ci, server) && !cn);
+                ep.on_local_drop(now, &seg, attempted);
+            }
             self.after_endpoint(ci as usize, server, now);
         }
     }
@@ -733,10 +738,12 @@ impl Sim {
     /// A port dropped packet `id` on arrival: a data segment at its sender's own NIC goes back
     /// to its socket (see `Endpoint::on_local_drop`).
     fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId) {
-        if self.ports[pi].from_host {
+        let port = &self.ports[pi];
+        if port.from_host {
             if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
                 if seg.len > 0 {
-                    self.local_drops.push((conn, !to_server, seg));
+                    let congestion = port.queue.fq.is_none() && port.queue.congestion_drop;
+                    self.local_drops.push((conn, !to_server, seg, congestion));
                 }
             }
         }

@@ -274,3 +274,21 @@ warmup = "0.5s"
     let (a, b) = goodputs(&s);
     assert!(a.min(b) / a.max(b) > 0.9, "{a} vs {b} Mb/s");
 }
+
+#[test]
+fn red_drops_at_the_senders_own_nic_are_losses_with_cwr() {
+    // RED's early drops return NET_XMIT_CN, which TCP counts as sent: the segment is lost and
+    // recovered like any loss, and the socket enters CWR. A tail drop (above) is not a loss.
+    let red = r#"classes = [{ limit = 1000, aqm = "red", min = 5, max = 15, probability = 0.5, ecn = false }]"#;
+    let ping = "[[pings]]\nname = \"p\"\nsrc = \"a\"\ndst = \"b\"\ninterval = \"10ms\"\n";
+    let text = shared_nic(red).replace(r#"cc = "bbr""#, r#"cc = "cubic""#).replace(ping, "");
+    assert!(!text.contains("[[pings]]"));
+    let s = run(&text);
+    let nic = s.queues.iter().find(|q| q.port == "a->s").unwrap();
+    assert!(nic.drops > 20, "RED drops at the NIC: {nic:?}");
+    assert!(s.flows.iter().all(|f| f.goodput_mbps > 100.0), "no socket stalls: {:?}", s.flows);
+    // Nothing else drops in this network: every segment RED dropped is sent again.
+    let retransmits: u64 = s.flows.iter().map(|f| f.retransmits).sum();
+    assert!(retransmits >= nic.drops, "{retransmits} retransmissions for {} drops", nic.drops);
+    assert!(s.flows.iter().all(|f| f.cwr_events + f.fast_recoveries > 0), "{:?}", s.flows);
+}

@@ -660,6 +660,18 @@ impl Endpoint {
         }
     }
 
+    /// The host's qdisc dropped `seg` with a congestion drop (RED: NET_XMIT_CN). Linux counts
+    /// the skb as sent (`net_xmit_eval` maps CN to success), so the segment is lost, to be
+    /// recovered like any loss; the freed skb returns its TSQ budget (`tcp_wfree`), and
+    /// `__tcp_transmit_skb` enters CWR (`tcp_enter_cwr`).
+    pub fn on_local_congestion(&mut self, now: SimTime, seg: &Segment) {
+        self.set_now(now);
+        self.tsq_bytes = self.tsq_bytes.saturating_sub((seg.len + seg.header_len()) as u64);
+        if self.is_established() {
+            self.enter_cwr();
+        }
+    }
+
     /// What the host's qdisc can take from this socket right now, in skbs (fq: its flow limit
     /// and the qdisc's limit, less what is queued), set by the host before the socket runs;
     /// None when not known (drops then come back through [`Endpoint::on_local_drop`]).
