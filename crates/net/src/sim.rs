@@ -725,26 +725,26 @@ impl Sim {
         for (i, &(ci, server, seg, congestion)) in drops.iter().enumerate().rev() {
             let c = &mut self.conns[ci as usize];
             let ep = if server { &mut c.server } else { &mut c.client };
-            if congestion {
+            if seg.len == 0 {
+                ep.on_local_control_drop(now);
+            } else if congestion {
                 ep.on_local_congestion(now, &seg);
             } else {
-                let attempted = !drops[..i].iter().any(|&(c, s, _, cn)| (c, s) == (ci, server) && !cn);
+                let attempted = !drops[..i].iter().any(|&(c, s, sg, cn)| (c, s) == (ci, server) && !cn && sg.len > 0);
                 ep.on_local_drop(now, &seg, attempted);
             }
             self.after_endpoint(ci as usize, server, now);
         }
     }
 
-    /// A port dropped packet `id` on arrival: a data segment at its sender's own NIC goes back
-    /// to its socket (see `Endpoint::on_local_drop`).
+    /// A port dropped packet `id` on arrival: a segment at its sender's own NIC goes back to its
+    /// socket (see `Endpoint::on_local_drop`, `on_local_congestion`, `on_local_control_drop`).
     fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId) {
         let port = &self.ports[pi];
         if port.from_host {
             if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
-                if seg.len > 0 {
-                    let congestion = port.queue.fq.is_none() && port.queue.congestion_drop;
-                    self.local_drops.push((conn, !to_server, seg, congestion));
-                }
+                let congestion = port.queue.fq.is_none() && port.queue.congestion_drop;
+                self.local_drops.push((conn, !to_server, seg, congestion));
             }
         }
         self.pool.free(id);

@@ -292,3 +292,39 @@ fn red_drops_at_the_senders_own_nic_are_losses_with_cwr() {
     assert!(retransmits >= nic.drops, "{retransmits} retransmissions for {} drops", nic.drops);
     assert!(s.flows.iter().all(|f| f.cwr_events + f.fast_recoveries > 0), "{:?}", s.flows);
 }
+
+#[test]
+fn a_pure_ack_dropped_at_its_own_nic_puts_the_socket_in_cwr() {
+    // a -> b and b -> a bulk flows through fq NICs holding 4 packets: a host's sender fills its
+    // NIC to fq's room, and the ACKs its receiving socket sends then find the qdisc full.
+    // __tcp_transmit_skb enters CWR on any NET_XMIT_DROP, so the receiving sockets (which send
+    // no data) record CWR events.
+    let text = r#"
+[run]
+duration = "1s"
+[tcp]
+cc = "cubic"
+[queues.nic]
+scheduler = "fq"
+fq = { limit = 4 }
+[topology]
+type = "star"
+hosts = ["a", "b"]
+rate = "1Gbps"
+delay = "250us"
+host_queue = "nic"
+[[flows]]
+name = "ab"
+src = "a"
+dst = "b"
+[[flows]]
+name = "ba"
+src = "b"
+dst = "a"
+"#;
+    let b = build(&parse(text, "fq.toml").unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let o = run_built(b, |_, _| {});
+    let receivers: Vec<_> = (0..2).map(|i| o.sim.tcp_stats(i).1).collect();
+    assert!(receivers.iter().all(|r| r.data_segs_out == 0), "receivers send no data");
+    assert!(receivers.iter().map(|r| r.cwr_events).sum::<u64>() > 0, "{receivers:?}");
+}

@@ -672,6 +672,16 @@ impl Endpoint {
         }
     }
 
+    /// The host's qdisc dropped a segment of this socket without data (a pure ACK, a SYN or
+    /// FIN): it is lost (`__tcp_send_ack` does not retry; SYN and FIN wait for their timers),
+    /// and `__tcp_transmit_skb` enters CWR on the error.
+    pub fn on_local_control_drop(&mut self, now: SimTime) {
+        self.set_now(now);
+        if self.is_established() {
+            self.enter_cwr();
+        }
+    }
+
     /// What the host's qdisc can take from this socket right now, in skbs (fq: its flow limit
     /// and the qdisc's limit, less what is queued), set by the host before the socket runs;
     /// None when not known (drops then come back through [`Endpoint::on_local_drop`]).
