@@ -138,6 +138,11 @@ pub(crate) struct Fq {
     pub fastpath_packets: u64,
 }
 
+/// The flow key of socket (`conn`, `to_server`): even, so never an orphan's.
+fn socket_key(conn: u32, to_server: bool) -> u64 {
+    ((conn as u64) << 1 | to_server as u64) << 1
+}
+
 /// fq's "flow" of a packet: the sending socket at a host, else (no `skb->sk`: a switch, an
 /// echo reply, a SYN-ACK from a request socket) the packet hash masked by `orphan_mask`.
 fn flow_key(pkt: &Packet, at_host: bool) -> u64 {
@@ -145,7 +150,7 @@ fn flow_key(pkt: &Packet, at_host: bool) -> u64 {
         if let Payload::Tcp { conn, to_server, seg } = pkt.payload {
             let synack = seg.flags.has(ccsim_tcp::TcpFlags::SYN) && seg.flags.has(ccsim_tcp::TcpFlags::ACK);
             if !synack {
-                return ((conn as u64) << 1 | to_server as u64) << 1;
+                return socket_key(conn, to_server);
             }
         }
     }
@@ -216,8 +221,7 @@ impl Fq {
     /// skbs fq would still take from socket (`conn`, `to_server`) now: its flow limit and the
     /// qdisc's limit, less what is queued.
     pub fn room_for_socket(&self, conn: u32, to_server: bool) -> u32 {
-        let key = ((conn as u64) << 1 | to_server as u64) << 1;
-        let queued = self.by_key.get(key).map_or(0, |fi| self.flows[fi].skbs);
+        let queued = self.by_key.get(socket_key(conn, to_server)).map_or(0, |fi| self.flows[fi].skbs);
         self.spec.flow_limit.saturating_sub(queued).min(self.spec.limit.saturating_sub(self.skbs))
     }
 
@@ -631,8 +635,7 @@ mod tests {
             std::iter::from_fn(|| self.take().map(|(c, ..)| c)).collect()
         }
         fn credit(&self, conn: u32) -> i64 {
-            let key = ((conn as u64) << 1 | 1) << 1;
-            self.fq.flows[self.fq.by_key.get(key).unwrap()].credit
+            self.fq.flows[self.fq.by_key.get(socket_key(conn, true)).unwrap()].credit
         }
     }
 

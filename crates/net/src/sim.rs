@@ -6,7 +6,7 @@ use crate::packet::{Packet, Payload};
 use crate::queue::{EnqueueResult, PortQueue, QueueStats};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
-use ccsim_tcp::{Ecn, Endpoint, Segment, TcpInfo, TcpStats};
+use ccsim_tcp::{Ecn, Endpoint, QdiscDrop, Segment, TcpInfo, TcpStats};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -725,20 +725,19 @@ impl Sim {
         for (i, &(ci, server, seg, congestion)) in drops.iter().enumerate().rev() {
             let c = &mut self.conns[ci as usize];
             let ep = if server { &mut c.server } else { &mut c.client };
-            if seg.len == 0 {
-                ep.on_local_control_drop(now);
-            } else if congestion {
-                ep.on_local_congestion(now, &seg);
+            let how = if congestion {
+                QdiscDrop::Congestion
             } else {
-                let attempted = !drops[..i].iter().any(|&(c, s, sg, cn)| (c, s) == (ci, server) && !cn && sg.len > 0);
-                ep.on_local_drop(now, &seg, attempted);
-            }
+                let earlier = drops[..i].iter().any(|&(c, s, sg, cn)| (c, s) == (ci, server) && !cn && sg.len > 0);
+                QdiscDrop::Tail { attempted: !earlier }
+            };
+            ep.on_local_drop(now, &seg, how);
             self.after_endpoint(ci as usize, server, now);
         }
     }
 
     /// A port dropped packet `id` on arrival: a segment at its sender's own NIC goes back to its
-    /// socket (see `Endpoint::on_local_drop`, `on_local_congestion`, `on_local_control_drop`).
+    /// socket (see `Endpoint::on_local_drop`).
     fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId) {
         let port = &self.ports[pi];
         if port.from_host {

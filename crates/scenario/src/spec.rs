@@ -457,16 +457,16 @@ impl Default for FqParams {
 }
 
 fn d_fq_limit() -> u32 {
-    10_000
+    ccsim_net::FqSpec::default().limit
 }
 fn d_fq_flow_limit() -> u32 {
-    100
+    ccsim_net::FqSpec::default().flow_limit
 }
 fn d_fq_quantum() -> u32 {
-    3028
+    ccsim_net::FqSpec::default().quantum
 }
 fn d_fq_initial_quantum() -> u32 {
-    15140
+    ccsim_net::FqSpec::default().initial_quantum
 }
 fn d_fq_refill() -> Quantity {
     "40ms".into()

@@ -122,6 +122,16 @@ pub struct TcpStats {
     pub local_drops: u64,
 }
 
+/// How the host's qdisc dropped a segment (what `__tcp_transmit_skb` got back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QdiscDrop {
+    /// NET_XMIT_DROP: not sent. `attempted` is false for a segment Linux would not have tried,
+    /// having stopped at an earlier drop of the same output.
+    Tail { attempted: bool },
+    /// NET_XMIT_CN (RED): counted as sent, so lost.
+    Congestion,
+}
+
 /// `sk_pacing_status` as the transmit path asks it: TCP paces itself (`internal`), and TCP
 /// advances the departure time skb by skb (`on`: internal pacing or fq).
 #[derive(Clone, Copy, Debug, Default)]
@@ -250,13 +260,16 @@ impl Endpoint {
             mss_cache: cfg.advmss - 12,
             rng_seed,
             base_rtt_us: cfg.base_rtt_us,
+            // fq_classify stores SK_PACING_FQ at the socket's first packet, its SYN: before the
+            // CC's init, which then leaves pacing to fq.
+            pacing_fq: cfg.fq,
             ..Sock::default()
         };
         let rcv_wscale = cfg.rcv_wscale();
         let rcv_wnd = cfg.rcvbuf;
         let rto = cfg.rto_init;
         let reordering = cfg.reordering;
-        Endpoint {
+        let mut ep = Endpoint {
             state: TcpState::Closed,
             sk,
             cc,
@@ -292,7 +305,7 @@ impl Endpoint {
             tsq_throttled: false,
             qdisc_refused: false,
             qdisc_room: None,
-            pacing: PacingMode { internal: cfg.pacing, on: cfg.pacing },
+            pacing: PacingMode::default(),
             tlp_high_seq: None,
             tlp_retrans: false,
             mdev_us: 0,
@@ -341,7 +354,9 @@ impl Endpoint {
             stats: TcpStats::default(),
             bytes_read: 0,
             cfg,
-        }
+        };
+        ep.update_pacing_status();
+        ep
     }
 
     /// A passive endpoint waiting for a SYN (`listen()` + the child socket that `accept()` returns).

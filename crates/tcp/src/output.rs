@@ -146,10 +146,8 @@ impl Endpoint {
         if sent > 0 && push_one != 2 {
             self.schedule_loss_probe(false);
         }
-        // Nothing in flight and data held back (by the peer's window): tcp_check_probe_timer.
-        if sent == 0 && push_one == 0 && self.sk.packets_out == 0 && self.unsent > 0 && self.xmit_timer.is_none() {
-            let base = self.probe0_base();
-            self.xmit_timer = Some((self.now + base, XmitTimer::Probe0));
+        if sent == 0 && push_one == 0 {
+            self.check_probe_timer();
         }
     }
 
@@ -584,26 +582,57 @@ impl Endpoint {
         }
     }
 
-    /// The host's own qdisc dropped `seg`, a data segment of this socket (`__tcp_transmit_skb`
-    /// got NET_XMIT_DROP). As in Linux: the freed skb returns its TSQ budget (`tcp_wfree`), TCP
-    /// enters CWR (`tcp_enter_cwr`), and the transmission does not count: new data stays unsent
-    /// (`tcp_write_xmit` stops before `tcp_event_new_data_sent`), a retransmission stays lost and
-    /// is tried again (`tcp_retransmit_skb` marks it only on success). The try happens at the next
-    /// ACK, TX completion or timer; nothing is sent from here.
+    /// The host's own qdisc dropped `seg`, a segment of this socket. In every case the freed skb
+    /// returns its TSQ budget (`tcp_wfree`) and `__tcp_transmit_skb` enters CWR
+    /// (`tcp_enter_cwr`) on the error. A segment without data (pure ACK, SYN, FIN) is lost
+    /// (`__tcp_send_ack` does not retry; SYN and FIN wait for their timers). A RED drop
+    /// ([`QdiscDrop::Congestion`], NET_XMIT_CN, which `net_xmit_eval` maps to success) leaves the
+    /// segment sent, so it is lost and recovered like any loss. A tail drop
+    /// ([`QdiscDrop::Tail`], NET_XMIT_DROP) does not count as a transmission: new data stays
+    /// unsent (`tcp_write_xmit` stops before `tcp_event_new_data_sent`), a retransmission stays
+    /// lost and is tried again (`tcp_retransmit_skb` marks it only on success). The try happens
+    /// at the next ACK, TX completion or timer; nothing is sent from here.
     ///
     /// ccsim learns of drops once the socket's output has been queued, so they come back last
-    /// first, and `attempted` is false for every drop after the socket's first one of that
+    /// first, and `attempted` is false for every tail drop after the socket's first one of that
     /// output: Linux stops at the first failure and would not have tried the others, so their
     /// counters (`segs_out`, `data_segs_out`, `bytes_sent`, `total_retrans`, ...) are taken back
     /// too. New data is undone from the tail of what was sent, and the earliest departure time
     /// goes back to the undone segment's stamp (`tcp_update_skb_after_send` runs only on
     /// success). A segment that cannot be undone that way (a loss probe, or data sent before
     /// others that were accepted) stays sent and lost, for TCP's loss detection to recover.
-    pub fn on_local_drop(&mut self, now: SimTime, seg: &Segment, attempted: bool) {
+    pub fn on_local_drop(&mut self, now: SimTime, seg: &Segment, how: QdiscDrop) {
         self.set_now(now);
-        self.qdisc_refused = true;
-        self.tsq_bytes = self.tsq_bytes.saturating_sub((seg.len + seg.header_len()) as u64);
-        let now_ns = now.ns();
+        let tail = if seg.len == 0 {
+            None
+        } else {
+            self.tsq_bytes = self.tsq_bytes.saturating_sub((seg.len + seg.header_len()) as u64);
+            match how {
+                QdiscDrop::Tail { attempted } => Some(attempted),
+                QdiscDrop::Congestion => None,
+            }
+        };
+        if let Some(attempted) = tail {
+            self.qdisc_refused = true;
+            self.undo_transmission(seg, attempted);
+        }
+        self.enter_cwr_on_xmit_error();
+        if tail.is_some() {
+            // Nothing left in flight: no RTO or loss probe for a transmission that did not
+            // happen, and the unsent data must not wait forever.
+            if self.sk.packets_out == 0
+                && matches!(self.xmit_timer, Some((_, XmitTimer::Retrans | XmitTimer::LossProbe)))
+            {
+                self.xmit_timer = None;
+            }
+            self.check_probe_timer();
+        }
+    }
+
+    /// Take back the transmission of `seg`, a data segment sent at this instant (see
+    /// [`Endpoint::on_local_drop`]).
+    fn undo_transmission(&mut self, seg: &Segment, attempted: bool) {
+        let now_ns = self.now.ns();
         let idx = self.rtx.partition_point(|s| before(s.seq, seg.seq));
         let mut retrans = false;
         if let Some(&skb) = self.rtx.get(idx).filter(|s| s.seq == seg.seq && s.tx_ns == now_ns) {
@@ -646,39 +675,21 @@ impl Endpoint {
                 self.undo_retrans -= 1;
             }
         }
+    }
+
+    /// `__tcp_transmit_skb` on an error from the qdisc: `tcp_enter_cwr`.
+    fn enter_cwr_on_xmit_error(&mut self) {
         if self.is_established() {
             self.enter_cwr();
         }
-        // Nothing left in flight: no RTO or loss probe for a transmission that did not happen;
-        // tcp_check_probe_timer keeps the unsent data from waiting forever.
-        if self.sk.packets_out == 0 && matches!(self.xmit_timer, Some((_, XmitTimer::Retrans | XmitTimer::LossProbe))) {
-            self.xmit_timer = None;
-        }
+    }
+
+    /// `tcp_check_probe_timer`: nothing in flight and data held back (by the peer's window or the
+    /// qdisc): a probe timer, so the data does not wait forever.
+    fn check_probe_timer(&mut self) {
         if self.sk.packets_out == 0 && self.unsent > 0 && self.xmit_timer.is_none() {
             let base = self.probe0_base();
             self.xmit_timer = Some((self.now + base, XmitTimer::Probe0));
-        }
-    }
-
-    /// The host's qdisc dropped `seg` with a congestion drop (RED: NET_XMIT_CN). Linux counts
-    /// the skb as sent (`net_xmit_eval` maps CN to success), so the segment is lost, to be
-    /// recovered like any loss; the freed skb returns its TSQ budget (`tcp_wfree`), and
-    /// `__tcp_transmit_skb` enters CWR (`tcp_enter_cwr`).
-    pub fn on_local_congestion(&mut self, now: SimTime, seg: &Segment) {
-        self.set_now(now);
-        self.tsq_bytes = self.tsq_bytes.saturating_sub((seg.len + seg.header_len()) as u64);
-        if self.is_established() {
-            self.enter_cwr();
-        }
-    }
-
-    /// The host's qdisc dropped a segment of this socket without data (a pure ACK, a SYN or
-    /// FIN): it is lost (`__tcp_send_ack` does not retry; SYN and FIN wait for their timers),
-    /// and `__tcp_transmit_skb` enters CWR on the error.
-    pub fn on_local_control_drop(&mut self, now: SimTime) {
-        self.set_now(now);
-        if self.is_established() {
-            self.enter_cwr();
         }
     }
 
@@ -709,9 +720,7 @@ impl Endpoint {
                     self.stats.total_retrans += 1;
                     self.stats.bytes_retrans += skb.end_seq.wrapping_sub(skb.seq) as u64;
                 }
-                if self.is_established() {
-                    self.enter_cwr();
-                }
+                self.enter_cwr_on_xmit_error();
                 true
             }
         }
@@ -732,21 +741,16 @@ impl Endpoint {
         self.pacing.on
     }
 
-    /// Recompute the two pacing predicates after the socket's pacing status changed (the CC's
-    /// init, fq's first packet).
+    /// Recompute the two pacing predicates after the socket's pacing status changed (its
+    /// creation, the CC's init).
     pub(crate) fn update_pacing_status(&mut self) {
         let asked = self.cfg.pacing || self.sk.pacing_needed;
         self.pacing = PacingMode { internal: asked && !self.sk.pacing_fq, on: asked || self.sk.pacing_fq };
     }
 
     /// `__tcp_transmit_skb`: the earliest departure time moves up to now and stamps the skb
-    /// (`skb_set_delivery_time(skb, tp->tcp_wstamp_ns)`). Under an fq root qdisc, the socket's
-    /// first packet makes fq_classify store SK_PACING_FQ.
+    /// (`skb_set_delivery_time(skb, tp->tcp_wstamp_ns)`).
     pub(crate) fn departure_stamp(&mut self) -> u64 {
-        if self.cfg.fq && !self.sk.pacing_fq {
-            self.sk.pacing_fq = true;
-            self.update_pacing_status();
-        }
         self.sk.wstamp_ns = self.sk.wstamp_ns.max(self.now.ns());
         self.sk.wstamp_ns
     }

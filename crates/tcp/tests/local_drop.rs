@@ -4,7 +4,7 @@
 
 use ccsim_cc::{CaState, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
+use ccsim_tcp::{Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions};
 
 const ISS: u32 = 1_000_000;
 const PEER_ISS: u32 = 5_000_000;
@@ -46,7 +46,7 @@ fn new_data_dropped_at_the_own_nic_stays_unsent_and_goes_out_again() {
     // The NIC takes the first seven and drops the last three; they come back last first, and
     // Linux would only have tried the first of them.
     for (i, seg) in flight.iter().enumerate().skip(7).rev() {
-        ep.on_local_drop(t, seg, i == 7);
+        ep.on_local_drop(t, seg, QdiscDrop::Tail { attempted: i == 7 });
     }
     let s = ep.sock();
     assert_eq!(s.snd_nxt, flight[7].seq, "snd_nxt back at the first dropped segment");
@@ -70,7 +70,7 @@ fn new_data_dropped_at_the_own_nic_stays_unsent_and_goes_out_again() {
 fn a_whole_flight_dropped_leaves_a_probe_timer_not_an_rto() {
     let (mut ep, t, flight) = sender(100_000);
     for (i, seg) in flight.iter().enumerate().rev() {
-        ep.on_local_drop(t, seg, i == 0);
+        ep.on_local_drop(t, seg, QdiscDrop::Tail { attempted: i == 0 });
     }
     assert_eq!(ep.sock().packets_out, 0);
     assert_eq!(ep.sock().snd_nxt, flight[0].seq);
