@@ -365,6 +365,11 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         println!("{}", serde_json::to_string(&run).map_err(|e| e.to_string())?);
         return Ok(());
     }
+    if let Some(name) = take_opt(&mut args, "--scenario")? {
+        // The benchmark's scenario file, to run with `ccsim run` or to edit.
+        print!("{}", (find(&name)?.toml)());
+        return Ok(());
+    }
     let json = take_flag(&mut args, "--json");
     let list = take_flag(&mut args, "--list");
     let repeat = match take_opt(&mut args, "--repeat")? {

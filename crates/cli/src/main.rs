@@ -32,6 +32,7 @@ usage:
                                                 S2, S3 by default; smoke): data packets per CPU-second,
                                                 events per packet, peak RSS; each run in its own process
   ccsim bench --list                            list the benchmarks
+  ccsim bench --scenario NAME                   print a benchmark's scenario file (for ccsim run)
   ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--ss-every 1s] [--quiet]
                                                 run the scenario on this machine's kernel (root): network
                                                 namespaces, veth, HTB, BPF ECN marking, BPF DCTCP/NV;
