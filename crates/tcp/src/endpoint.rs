@@ -237,6 +237,10 @@ pub struct Endpoint {
     pub(crate) ts_ok: bool,
     pub(crate) ts_recent: u32,
     pub(crate) rcv_tsecr: Option<u32>,
+    /// Header prediction (`tp->pred_flags`): the raw window field an in-order segment must
+    /// carry, with only ACK (and PSH) set and the usual options, to take the fast path of
+    /// `tcp_rcv_established`; None while prediction is off.
+    pub(crate) pred_wnd: Option<u16>,
     pub(crate) ecn_requested: bool,
     /// SACK compression (`compressed_ack`, `compressed_ack_rcv_nxt`, `dup_ack_counter`, and the
     /// `compressed_ack_timer` deadline).
@@ -285,6 +289,7 @@ impl Endpoint {
             snd_wnd: 0,
             snd_wscale: 0,
             snd_wl1: 0,
+            pred_wnd: None,
             mss_clamp: cfg.advmss,
             highest_sack: iss,
             high_seq: iss,

@@ -60,7 +60,9 @@ impl Endpoint {
 
     /// `tcp_ack`: process the acknowledgment part of an incoming segment. Returns false when
     /// the whole segment must be discarded (it acknowledges data never sent).
-    pub(crate) fn tcp_ack(&mut self, seg: &Segment, out: &mut Vec<Segment>) -> bool {
+    /// `tcp_ack`; `flag` is what the caller passes in: `FLAG_SLOWPATH` from the slow path,
+    /// nothing or `FLAG_DATA` from header prediction's fast path.
+    pub(crate) fn tcp_ack(&mut self, seg: &Segment, flag: u32, out: &mut Vec<Segment>) -> bool {
         let prior_snd_una = self.sk.snd_una;
         let prior_fack = if self.sack_ok { self.highest_sack_seq() } else { prior_snd_una };
         let prior_packets = self.sk.packets_out;
@@ -69,7 +71,7 @@ impl Endpoint {
         let ack = seg.ack;
         let mut st = SackState { rate: RateSample { prior_mstamp_us: 0, ..Default::default() }, ..Default::default() };
         let mut rexmit = false;
-        let mut flag = FLAG_SLOWPATH;
+        let mut flag = flag;
 
         if before(ack, prior_snd_una) {
             // An old ACK: it may still carry SACK information.
@@ -96,20 +98,27 @@ impl Endpoint {
             self.retransmits = 0;
         }
         st.rate.prior_in_flight = self.packets_in_flight();
-        if seg.len > 0 || seg.flags.has(TcpFlags::FIN) {
-            flag |= FLAG_DATA;
-        }
-        flag |= self.ack_update_window(seg);
-        self.sk.snd_una = ack;
-        if seg.opts.sack_len > 0 {
-            flag |= self.sacktag(&seg.opts, prior_snd_una, prior_fack, &mut st);
-        }
-        // tcp_ecn_rcv_ecn_echo
-        if seg.flags.has(TcpFlags::ECE) && !seg.flags.has(TcpFlags::SYN) && self.sk.ecn_ok {
-            flag |= FLAG_ECE;
-        }
-        if st.sack_delivered > 0 {
-            self.count_delivered(st.sack_delivered, flag & FLAG_ECE != 0);
+        if flag & FLAG_SLOWPATH == 0 && after(ack, prior_snd_una) {
+            // Header prediction: the window is constant, a pure forward advance.
+            self.snd_wl1 = seg.seq; // tcp_update_wl
+            self.sk.snd_una = ack;
+            flag |= FLAG_WIN_UPDATE;
+        } else {
+            if seg.len > 0 || seg.flags.has(TcpFlags::FIN) {
+                flag |= FLAG_DATA;
+            }
+            flag |= self.ack_update_window(seg);
+            self.sk.snd_una = ack;
+            if seg.opts.sack_len > 0 {
+                flag |= self.sacktag(&seg.opts, prior_snd_una, prior_fack, &mut st);
+            }
+            // tcp_ecn_rcv_ecn_echo
+            if seg.flags.has(TcpFlags::ECE) && !seg.flags.has(TcpFlags::SYN) && self.sk.ecn_ok {
+                flag |= FLAG_ECE;
+            }
+            if st.sack_delivered > 0 {
+                self.count_delivered(st.sack_delivered, flag & FLAG_ECE != 0);
+            }
         }
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
@@ -171,7 +180,12 @@ impl Endpoint {
         {
             flag |= FLAG_WIN_UPDATE;
             self.snd_wl1 = ack_seq;
-            self.snd_wnd = nwin;
+            if self.snd_wnd != nwin {
+                self.snd_wnd = nwin;
+                // The only place where the fast path comes back for a sender.
+                self.pred_wnd = None;
+                self.fast_path_check();
+            }
         }
         flag
     }

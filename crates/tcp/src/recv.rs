@@ -107,6 +107,7 @@ impl Endpoint {
                 }
             }
             self.sack_remove();
+            self.fast_path_check();
             if fin {
                 self.tcp_fin(out);
             }
@@ -154,6 +155,7 @@ impl Endpoint {
     /// `tcp_data_queue_ofo`.
     fn data_queue_ofo(&mut self, seq: u32, end: u32, seg: &Segment, out: &mut Vec<Segment>) {
         self.ecn_check_ce(seg.ecn, out);
+        self.pred_wnd = None; // disable header prediction
         self.schedule_ack();
         // Insert [seq, end) into the sorted, merged range list, noting duplicates for D-SACK.
         let i = self.ofo.partition_point(|&(_, e)| before(e, seq));
@@ -221,7 +223,7 @@ impl Endpoint {
     }
 
     /// `tcp_event_data_recv`: schedule an ACK, learn the peer's segment size, estimate ato.
-    fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+    pub(crate) fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         self.schedule_ack();
         // tcp_measure_rcv_mss
         if seg.len >= self.ack.rcv_mss {
