@@ -95,6 +95,7 @@ impl Endpoint {
             return;
         }
         // tcp_queue_rcv, tcp_event_data_recv
+        self.stats.hp_hits += 1;
         self.stats.data_segs_in += 1;
         self.sk.rcv_nxt = seg.seq.wrapping_add(seg.len);
         self.stats.bytes_received += seg.len as u64;

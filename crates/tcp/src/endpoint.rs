@@ -120,6 +120,10 @@ pub struct TcpStats {
     pub loss_probes: u64,
     /// Data segments the host's own qdisc dropped (NET_XMIT_DROP).
     pub local_drops: u64,
+    /// Header prediction (`netstat -s`: TCPHPHits, TCPHPAcks): data segments queued by the
+    /// fast path, and ACKs that advanced `snd_una` on `tcp_ack`'s fast branch.
+    pub hp_hits: u64,
+    pub hp_acks: u64,
 }
 
 /// How the host's qdisc dropped a segment (what `__tcp_transmit_skb` got back).

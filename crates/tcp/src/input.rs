@@ -103,6 +103,7 @@ impl Endpoint {
             self.snd_wl1 = seg.seq; // tcp_update_wl
             self.sk.snd_una = ack;
             flag |= FLAG_WIN_UPDATE;
+            self.stats.hp_acks += 1;
         } else {
             if seg.len > 0 || seg.flags.has(TcpFlags::FIN) {
                 flag |= FLAG_DATA;
