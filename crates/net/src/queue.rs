@@ -243,6 +243,7 @@ impl PortQueue {
     }
 
     /// Offer a packet; it may be marked (CE) or dropped. `pkt` is the packet's contents.
+    #[inline]
     pub fn enqueue(
         &mut self,
         id: PoolId,
@@ -264,9 +265,9 @@ impl PortQueue {
             c.stats.drops += 1;
             return EnqueueResult::Dropped;
         }
-        match c.spec.aqm {
+        match &c.spec.aqm {
             Aqm::DropTail => {}
-            Aqm::Step { k, unit, at: EcnMarkPoint::Enqueue, non_ect } => {
+            &Aqm::Step { k, unit, at: EcnMarkPoint::Enqueue, non_ect } => {
                 if occupancy(unit, c, 1, size) > k {
                     if pkt.ecn.is_ect() {
                         if pkt.ecn != Ecn::Ce {
@@ -281,6 +282,7 @@ impl PortQueue {
             }
             Aqm::Step { .. } => {}
             Aqm::Red(red) => {
+                let red = *red;
                 if red_enqueue(c, &red, pkt, now, rate_bps, rng) == EnqueueResult::Dropped {
                     c.stats.drops += 1;
                     self.congestion_drop = true;
