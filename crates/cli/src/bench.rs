@@ -4,9 +4,9 @@
 //! its peak RSS (`VmHWM`, a process-wide high-water mark) is its own. The child measures its user
 //! CPU time around `run_built` (`Sim::new` with its route table, the run, the summary; parsing and
 //! validation excluded) and prints one JSON line; the parent collects the runs and prints a table
-//! or JSON. User CPU time comes from `/proc/self/stat` (no libc), in clock ticks: 10 ms
-//! resolution, so short benchmarks (smoke) give coarse rates. Nothing here asserts on speed: the
-//! figures are for people comparing builds.
+//! or JSON. User CPU time comes from `getrusage` (microseconds; the kernel accounts it per
+//! scheduler tick and apportions it, so runs under a tenth of a second stay coarse). Nothing
+//! here asserts on speed: the figures are for people comparing builds.
 
 use crate::{take_flag, take_opt};
 use ccsim_scenario as scenario;
@@ -178,39 +178,15 @@ struct Row {
     runs: Vec<Run>,
 }
 
-/// User CPU time of this process, in seconds, from `/proc/self/stat` (utime, in clock ticks).
+/// User CPU time of this process, in seconds: `getrusage(RUSAGE_SELF)`'s `ru_utime`, in
+/// microseconds (`/proc/self/stat` counts clock ticks, 10 ms, too coarse for sub-second runs).
 fn user_cpu_s() -> Result<f64, String> {
-    let stat = std::fs::read_to_string("/proc/self/stat").map_err(|e| format!("/proc/self/stat: {e}"))?;
-    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("/proc/self/stat: unexpected format")?;
-    let utime: u64 = rest
-        .split_whitespace()
-        .nth(11) // field 14; `rest` starts at field 3
-        .and_then(|v| v.parse().ok())
-        .ok_or("/proc/self/stat: no utime")?;
-    Ok(utime as f64 / clock_ticks() as f64)
-}
-
-/// `sysconf(_SC_CLK_TCK)` without libc: the AT_CLKTCK entry of the auxiliary vector (100 on
-/// every common Linux).
-fn clock_ticks() -> u64 {
-    const AT_CLKTCK: u64 = 17;
-    let w = std::mem::size_of::<usize>();
-    let Ok(aux) = std::fs::read("/proc/self/auxv") else { return 100 };
-    let word = |b: &[u8]| -> u64 {
-        let mut v = [0u8; 8];
-        if cfg!(target_endian = "little") {
-            v[..w].copy_from_slice(b);
-            u64::from_le_bytes(v)
-        } else {
-            v[8 - w..].copy_from_slice(b);
-            u64::from_be_bytes(v)
-        }
-    };
-    aux.chunks_exact(2 * w)
-        .map(|c| (word(&c[..w]), word(&c[w..])))
-        .find(|&(t, v)| t == AT_CLKTCK && v > 0)
-        .map_or(100, |(_, v)| v)
+    // SAFETY: getrusage writes one `rusage` into the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return Err(format!("getrusage: {}", std::io::Error::last_os_error()));
+    }
+    Ok(ru.ru_utime.tv_sec as f64 + ru.ru_utime.tv_usec as f64 * 1e-6)
 }
 
 /// Peak resident set size of this process (`VmHWM`), in KiB.
