@@ -137,7 +137,10 @@ struct RedState {
 
 pub(crate) struct Class {
     pub spec: ClassSpec,
+    /// The packets themselves, in order: only on ports run with transmission events (a lazy
+    /// port needs the count alone).
     pub fifo: VecDeque<PoolId>,
+    pub packets: u64,
     pub bytes: u64,
     pub stats: QueueStats,
     red: RedState,
@@ -161,6 +164,9 @@ pub(crate) struct PortQueue {
     /// The last drop was RED's (sch_red's congestion_drop, which returns NET_XMIT_CN to the
     /// sender), not a tail drop (NET_XMIT_DROP).
     pub congestion_drop: bool,
+    /// Run without transmission events (`supports_lazy`, and the owner chose to): packets are
+    /// counted, not kept, and leave by `retire_head`.
+    pub lazy: bool,
 }
 
 impl PortQueue {
@@ -179,6 +185,7 @@ impl PortQueue {
                 .map(|c| Class {
                     spec: c.clone(),
                     fifo: VecDeque::new(),
+                    packets: 0,
                     bytes: 0,
                     stats: QueueStats::default(),
                     red: RedState { qavg: 0.0, qcount: -1, idle_since: None },
@@ -189,6 +196,7 @@ impl PortQueue {
             rr_next: 0,
             dscp_map,
             congestion_drop: false,
+            lazy: false,
         }
     }
 
@@ -203,11 +211,12 @@ impl PortQueue {
     /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`.
     pub fn retire_head(&mut self, start: SimTime, size: u32) {
         let c = &mut self.classes[0];
-        if c.fifo.pop_front().is_some() {
+        if c.packets > 0 {
+            c.packets -= 1;
             c.bytes -= size as u64;
             c.stats.dequeued += 1;
             c.stats.bytes_dequeued += size as u64;
-            if c.fifo.is_empty() {
+            if c.packets == 0 {
                 c.red.idle_since = Some(start);
             }
         }
@@ -217,7 +226,7 @@ impl PortQueue {
         if let Some(fq) = &self.fq {
             return fq.len_packets();
         }
-        self.classes.iter().map(|c| c.fifo.len() as u64).sum()
+        self.classes.iter().map(|c| c.packets).sum()
     }
 
     pub fn len_bytes(&self) -> u64 {
@@ -231,7 +240,7 @@ impl PortQueue {
         if let Some(fq) = &self.fq {
             return fq.is_empty();
         }
-        self.classes.iter().all(|c| c.fifo.is_empty())
+        self.classes.iter().all(|c| c.packets == 0)
     }
 
     /// Per class: name and counters.
@@ -256,7 +265,7 @@ impl PortQueue {
         let c = &mut self.classes[ci];
         let size = pkt.size as u64;
         let occupancy = |unit: Unit, c: &Class, extra: u64, extra_bytes: u64| match unit {
-            Unit::Packets => c.fifo.len() as u64 + extra,
+            Unit::Packets => c.packets + extra,
             Unit::Bytes => c.bytes + extra_bytes,
         };
         // The hard limit: tail drop.
@@ -290,7 +299,10 @@ impl PortQueue {
                 }
             }
         }
-        c.fifo.push_back(id);
+        if !self.lazy {
+            c.fifo.push_back(id);
+        }
+        c.packets += 1;
         c.bytes += size;
         c.stats.enqueued += 1;
         EnqueueResult::Queued
@@ -309,11 +321,12 @@ impl PortQueue {
         };
         let c = &mut self.classes[ci];
         let id = c.fifo.pop_front()?;
+        c.packets -= 1;
         let p = pool.get_mut(id);
         let mut dropped = false;
         if let Aqm::Step { k, unit, at: EcnMarkPoint::Dequeue, non_ect } = c.spec.aqm {
             let occ = match unit {
-                Unit::Packets => c.fifo.len() as u64 + 1,
+                Unit::Packets => c.packets + 1,
                 Unit::Bytes => c.bytes,
             };
             if occ > k {
@@ -333,7 +346,7 @@ impl PortQueue {
             c.stats.dequeued += 1;
             c.stats.bytes_dequeued += p.size as u64;
         }
-        if c.fifo.is_empty() {
+        if c.packets == 0 {
             c.red.idle_since = Some(now);
         }
         Some((id, dropped))
@@ -353,7 +366,7 @@ fn red_enqueue(
     rng: &mut Rng,
 ) -> EnqueueResult {
     let backlog = match c.spec.limit.unit {
-        Unit::Packets => c.fifo.len() as f64,
+        Unit::Packets => c.packets as f64,
         Unit::Bytes => c.bytes as f64,
     };
     let w = 1.0 / (1u64 << red.wlog) as f64;

@@ -153,9 +153,10 @@ impl Sim {
         let mut ports = Vec::with_capacity(2 * topo.links.len());
         for (i, l) in topo.links.iter().enumerate() {
             for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
-                let queue = PortQueue::new(qs);
+                let mut queue = PortQueue::new(qs);
+                queue.lazy = queue.supports_lazy();
                 ports.push(Port {
-                    lazy: queue.supports_lazy(),
+                    lazy: queue.lazy,
                     tsq: VecDeque::new(),
                     wake: None,
                     watchdog: None,
