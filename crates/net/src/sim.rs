@@ -479,10 +479,13 @@ impl Sim {
         port.busy_ns += t.ns();
         port.tx_bytes += wire as u64;
         port.tx_packets += 1;
-        // A host's data segment returns its TSQ budget when its transmission ends.
-        if let Payload::Tcp { conn, to_server, seg } = pkt.payload {
-            if port.from_host && seg.len > 0 {
-                port.tsq.push_back((end, conn, !to_server, (seg.len + seg.header_len()) as u64));
+        // A host's data segment returns its TSQ budget when its transmission ends (at a switch
+        // the segment is not read: it sits in another cache line than the header).
+        if port.from_host {
+            if let Payload::Tcp { conn, to_server, ref seg } = pkt.payload {
+                if seg.len > 0 {
+                    port.tsq.push_back((end, conn, !to_server, (seg.len + seg.header_len()) as u64));
+                }
             }
         }
         if port.loss > 0.0 && port.rng.chance(port.loss) {
