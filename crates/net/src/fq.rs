@@ -602,6 +602,8 @@ mod tests {
                 dscp: 0,
                 ecn: Ecn::Ect0,
                 flow_hash: conn,
+                path: Packet::NO_PATH,
+                hop: 0,
                 payload: Payload::Tcp { conn, to_server: true, seg },
             });
             let pkt = *self.pool.get(id);
@@ -900,6 +902,8 @@ mod tests {
                 dscp: 0,
                 ecn: Ecn::NotEct,
                 flow_hash: 7,
+                path: Packet::NO_PATH,
+                hop: 0,
                 payload: Payload::Tcp { conn: 0, to_server: true, seg },
             };
             let id = b.pool.alloc(pkt);
@@ -918,6 +922,8 @@ mod tests {
             dscp: 0,
             ecn: Ecn::NotEct,
             flow_hash: hash,
+            path: Packet::NO_PATH,
+            hop: 0,
             payload: Payload::Tcp { conn, to_server, seg: Segment { flags: TcpFlags(flags), ..seg } },
         };
         let ack = TcpFlags::ACK;

@@ -460,6 +460,8 @@ mod tests {
                 dscp,
                 ecn,
                 flow_hash: 0,
+                path: Packet::NO_PATH,
+                hop: 0,
                 payload: Payload::PingRequest { probe: 0, seq: self.tag, sent: self.now },
             });
             let res = self.q.enqueue(id, self.pool.get_mut(id), self.now, RATE, &mut self.rng);

@@ -78,6 +78,9 @@ struct Conn {
     server: Endpoint,
     spec: FlowSpec,
     flow_hash: u32,
+    /// Each direction's source route in `Sim::paths` (`Packet::NO_PATH` if it has none),
+    /// indexed by `server` (the side that sends).
+    path: [u32; 2],
     timer: [Option<SimTime>; 2],
     established: Option<SimTime>,
     end: Option<SimTime>,
@@ -114,6 +117,9 @@ pub struct Sim {
     pool: Pool<Packet>,
     ports: Vec<Port>,
     routes: Routes,
+    /// Source routes: per connection and direction, the ports a segment leaves by, host NIC
+    /// first, as the route table and the flow hash would pick them hop by hop.
+    paths: Vec<u32>,
     /// Each host's NIC port (`u32::MAX` for switches).
     host_nic: Vec<u32>,
     /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
@@ -197,11 +203,21 @@ impl Sim {
         let fq_nic = if fq_nic.iter().all(|&p| p == u32::MAX) { Vec::new() } else { fq_nic };
         let mut q = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
+        let mut paths = Vec::new();
         for (i, f) in flows.into_iter().enumerate() {
             let mut rng = Rng::new(cfg.seed, 0x2000_0000 + i as u64);
             let client = Endpoint::client(f.client.clone(), rng.next_u32());
             let server = Endpoint::listen(f.server.clone(), rng.next_u32());
             let flow_hash = rng.next_u32();
+            let mut trace = |a: NodeId, b: NodeId| match trace_path(&topo, &routes, a, b, flow_hash) {
+                Some(hops) => {
+                    let at = paths.len() as u32;
+                    paths.extend(hops);
+                    at
+                }
+                None => Packet::NO_PATH,
+            };
+            let path = [trace(f.src, f.dst), trace(f.dst, f.src)];
             q.schedule(f.start, Ev::FlowStart(i as u32));
             if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
                 q.schedule(t, Ev::FlowStop(i as u32));
@@ -211,6 +227,7 @@ impl Sim {
                 server,
                 spec: f,
                 flow_hash,
+                path,
                 timer: [None, None],
                 established: None,
                 end: None,
@@ -241,6 +258,7 @@ impl Sim {
             pool: Pool::new(),
             ports,
             routes,
+            paths,
             host_nic,
             fq_nic,
             conns,
@@ -313,26 +331,20 @@ impl Sim {
         self.forward(host, id, now);
     }
 
-    /// Pick the output port at `node` for packet `id` and queue it there.
+    /// Pick the output port at `node` for packet `id` and queue it there: the next hop of its
+    /// source route, or the route table's choice.
     fn forward(&mut self, node: NodeId, id: PoolId, now: SimTime) {
-        let (dst, hash) = {
-            let p = self.pool.get(id);
-            (p.dst, p.flow_hash)
-        };
-        let cands = self.routes.get(node.0 as usize, dst.0 as usize);
-        let port = match cands.len() {
-            0 => {
-                self.pool.free(id);
-                return;
-            }
-            1 => cands[0],
-            n => {
-                // ECMP: hash the flow with the node so that stages choose independently.
-                let h = (hash ^ node.0.wrapping_mul(0x9E37_79B9)).wrapping_mul(0x85EB_CA6B);
-                cands[((h >> 16) as usize) % n]
-            }
-        };
-        self.enqueue(port.0 as usize, id, now);
+        let p = self.pool.get_mut(id);
+        if p.path != Packet::NO_PATH {
+            let port = self.paths[p.path as usize + p.hop as usize];
+            p.hop += 1;
+            return self.enqueue(port as usize, id, now);
+        }
+        let (dst, hash) = (p.dst, p.flow_hash);
+        match next_hop(&self.routes, node, dst, hash) {
+            Some(port) => self.enqueue(port.0 as usize, id, now),
+            None => self.pool.free(id),
+        }
     }
 
     fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
@@ -639,8 +651,13 @@ impl Sim {
                 let (probe, seq, sent) = (*probe, *seq, *sent);
                 let pkt = *self.pool.get(id);
                 self.pool.free(id);
-                let reply =
-                    Packet { src: pkt.dst, dst: pkt.src, payload: Payload::PingReply { probe, seq, sent }, ..pkt };
+                let reply = Packet {
+                    src: pkt.dst,
+                    dst: pkt.src,
+                    hop: 0,
+                    payload: Payload::PingReply { probe, seq, sent },
+                    ..pkt
+                };
                 let reply = Packet { ecn: self.pings[probe as usize].0.ecn, ..reply };
                 self.send_from_host(reply, now);
             }
@@ -660,7 +677,7 @@ impl Sim {
         {
             let c = &self.conns[ci];
             let (src, dst) = if server { (c.spec.dst, c.spec.src) } else { (c.spec.src, c.spec.dst) };
-            let (dscp, flow_hash) = (c.spec.dscp, c.flow_hash);
+            let (dscp, flow_hash, path) = (c.spec.dscp, c.flow_hash, c.path[server as usize]);
             for seg in out.drain(..) {
                 let pkt = Packet {
                     src,
@@ -669,6 +686,8 @@ impl Sim {
                     dscp,
                     ecn: seg.ecn,
                     flow_hash,
+                    path,
+                    hop: 0,
                     payload: Payload::Tcp { conn: ci as u32, to_server: !server, seg },
                 };
                 self.send_from_host(pkt, now);
@@ -810,6 +829,8 @@ impl Sim {
             dscp: spec.dscp,
             ecn: spec.ecn,
             flow_hash: 0x5a5a_0000 ^ i as u32,
+            path: Packet::NO_PATH,
+            hop: 0,
             payload: Payload::PingRequest { probe: i as u32, seq: *seq, sent: now },
         };
         let next = now + spec.interval;
@@ -918,5 +939,85 @@ impl Sim {
             Ecn::Ect1 => "ect1",
             Ecn::Ce => "ce",
         }
+    }
+}
+
+/// The port `node` sends a packet for `dst` by: the only next hop, or among equal-cost ones the
+/// one the flow's hash picks (ECMP; hashed with the node so that stages choose independently).
+#[inline]
+fn next_hop(routes: &Routes, node: NodeId, dst: NodeId, hash: u32) -> Option<PortId> {
+    let cands = routes.get(node.0 as usize, dst.0 as usize);
+    match cands.len() {
+        0 => None,
+        1 => Some(cands[0]),
+        n => {
+            let h = (hash ^ node.0.wrapping_mul(0x9E37_79B9)).wrapping_mul(0x85EB_CA6B);
+            Some(cands[((h >> 16) as usize) % n])
+        }
+    }
+}
+
+/// A flow's path from `src` to `dst` as `next_hop` picks it at every node (source routing: the
+/// same ports, found once): None when some node has no route or a host would have to forward.
+fn trace_path(topo: &Topology, routes: &Routes, src: NodeId, dst: NodeId, hash: u32) -> Option<Vec<u32>> {
+    let mut node = src;
+    let mut path = Vec::new();
+    while node != dst {
+        // A packet counts its hops in a byte.
+        if node != src && topo.kinds[node.0 as usize] != NodeKind::Switch || path.len() >= u8::MAX as usize {
+            return None;
+        }
+        let port = next_hop(routes, node, dst, hash)?;
+        path.push(port.0);
+        node = topo.port_ends(port).1;
+    }
+    Some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::QueueSpec;
+    use crate::topology::LinkSpec;
+
+    fn link(t: &mut Topology, a: NodeId, b: NodeId) {
+        t.add_link(LinkSpec {
+            a,
+            b,
+            rate_bps: 1_000_000_000,
+            delay: SimTime::from_us(1),
+            loss: 0.0,
+            queue_ab: QueueSpec::drop_tail(100),
+            queue_ba: QueueSpec::drop_tail(100),
+        });
+    }
+
+    #[test]
+    fn source_routes_are_the_hop_by_hop_choices_and_spread_over_equal_cost_paths() {
+        // a - s1 - {s2, s3} - s4 - b: two equal-cost paths.
+        let mut t = Topology::new();
+        let a = t.add_host("a").unwrap();
+        let b = t.add_host("b").unwrap();
+        let [s1, s2, s3, s4] = ["s1", "s2", "s3", "s4"].map(|n| t.add_switch(n).unwrap());
+        for (x, y) in [(a, s1), (s1, s2), (s1, s3), (s2, s4), (s3, s4), (s4, b)] {
+            link(&mut t, x, y);
+        }
+        let routes = t.routes().unwrap();
+        let mut middles = std::collections::BTreeSet::new();
+        for hash in 0..64u32 {
+            let path = trace_path(&t, &routes, a, b, hash.wrapping_mul(0x2545_F491)).expect("a path");
+            assert_eq!(path.len(), 4, "a, s1, s2 or s3, s4, then b");
+            // The same ports as a packet forwarded node by node.
+            let mut node = a;
+            for &p in &path {
+                assert_eq!(Some(PortId(p)), next_hop(&routes, node, b, hash.wrapping_mul(0x2545_F491)));
+                let (from, to) = t.port_ends(PortId(p));
+                assert_eq!(from, node);
+                node = to;
+            }
+            assert_eq!(node, b);
+            middles.insert(t.port_ends(PortId(path[1])).1);
+        }
+        assert_eq!(middles.into_iter().collect::<Vec<_>>(), vec![s2, s3], "ECMP uses both middle switches");
     }
 }
