@@ -104,6 +104,11 @@ impl<E: Copy> EventQueue<E> {
         self.popped += 1;
         Some((self.now, top.event))
     }
+    /// The next event, without taking it.
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        self.heap.first().map(|e| &e.event)
+    }
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.first().map(|e| SimTime(e.time))
     }

@@ -120,6 +120,8 @@ pub struct Sim {
     /// Source routes: per connection and direction, the ports a segment leaves by, host NIC
     /// first, as the route table and the flow hash would pick them hop by hop.
     paths: Vec<u32>,
+    /// Prefetch the next event's packet (networks of `PREFETCH_MIN_PORTS` ports or more).
+    prefetch_next: bool,
     /// Each host's NIC port (`u32::MAX` for switches).
     host_nic: Vec<u32>,
     /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
@@ -251,6 +253,7 @@ impl Sim {
         }
         let nmon = cfg.monitor.len();
         let nflows = conns.len();
+        let prefetch_next = ports.len() >= PREFETCH_MIN_PORTS;
         Ok(Sim {
             cfg,
             topo,
@@ -259,6 +262,7 @@ impl Sim {
             ports,
             routes,
             paths,
+            prefetch_next,
             host_nic,
             fq_nic,
             conns,
@@ -284,6 +288,16 @@ impl Sim {
         let until = until.min(self.cfg.duration);
         let mut next_progress = SimTime::ZERO;
         while let Some((now, ev)) = self.q.pop_until(until) {
+            // While this event runs, bring in the packet the next one will read: in a large
+            // network it is out of the first-level cache (k=8 fat tree: 20 % faster); a small
+            // one keeps it there and only pays for the look (S1: 2-3 % slower).
+            if self.prefetch_next {
+                if let Some(&Ev::Arrive(p)) = self.q.peek() {
+                    if let Some(&(_, id)) = self.ports[p as usize].pipe.front() {
+                        prefetch(self.pool.get(id));
+                    }
+                }
+            }
             match ev {
                 Ev::TxDone(p) => self.tx_done(p as usize, now),
                 Ev::TsqWake(p) => self.tsq_wake(p as usize, now),
@@ -939,6 +953,20 @@ impl Sim {
             Ecn::Ect1 => "ect1",
             Ecn::Ce => "ce",
         }
+    }
+}
+
+/// Networks with at least this many ports prefetch the next event's packet (S2's star has 40
+/// ports and gains nothing; a k=4 fat tree has 96 and gains 5 %).
+const PREFETCH_MIN_PORTS: usize = 64;
+
+/// Hint the CPU to load `x`'s first cache line.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and `x` is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const T as *const i8);
     }
 }
 
