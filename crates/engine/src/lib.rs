@@ -3,6 +3,7 @@
 //! inputs is identical, randomness comes from seeded generators, and objects that are created and
 //! destroyed at packet rate live in a pool instead of on the heap.
 
+pub mod microbench;
 mod pool;
 mod queue;
 mod rng;

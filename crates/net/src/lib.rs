@@ -23,5 +23,8 @@ pub use packet::{Packet, Payload};
 pub use queue::{
     Aqm, ClassSpec, EcnMarkPoint, NonEctPolicy, QueueLimit, QueueSpec, QueueStats, RedSpec, Scheduler, Unit,
 };
+/// A port's queue, for the micro-benchmarks (the simulator owns its ports).
+#[doc(hidden)]
+pub use queue::{EnqueueResult, PortQueue};
 pub use sim::{PortSample, RunStats, Sim, SimConfig};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

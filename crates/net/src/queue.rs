@@ -135,7 +135,7 @@ struct RedState {
     idle_since: Option<SimTime>,
 }
 
-pub(crate) struct Class {
+pub struct Class {
     pub spec: ClassSpec,
     /// The packets themselves, in order: only on ports run with transmission events (a lazy
     /// port needs the count alone).
@@ -153,7 +153,7 @@ pub enum EnqueueResult {
     Dropped,
 }
 
-pub(crate) struct PortQueue {
+pub struct PortQueue {
     pub classes: Vec<Class>,
     /// The fq qdisc, when the port runs one (then `classes` is unused).
     pub fq: Option<Box<Fq>>,
