@@ -49,7 +49,7 @@ fn main() {
     }
     microbench::run("port queue: enqueue (step marking) + retire head", 1000, || {
         for _ in 0..1000 {
-            now = now + SimTime::from_ns(1200);
+            now += SimTime::from_ns(1200);
             let r = offer(&mut q, &mut pool, &mut rng, now);
             assert_eq!(black_box(r), EnqueueResult::Queued);
             q.retire_head(now, 1500);

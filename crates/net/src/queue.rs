@@ -156,7 +156,7 @@ pub enum EnqueueResult {
 pub struct PortQueue {
     pub classes: Vec<Class>,
     /// The fq qdisc, when the port runs one (then `classes` is unused).
-    pub fq: Option<Box<Fq>>,
+    pub(crate) fq: Option<Box<Fq>>,
     pub scheduler: Scheduler,
     rr_next: usize,
     /// DSCP (0..64) → class index.

@@ -39,14 +39,14 @@ fn sender() {
         opts,
         ..Segment::default()
     };
-    now = now + SimTime::from_us(100);
+    now += SimTime::from_us(100);
     ep.on_segment(now, &synack, &mut out);
     ep.write_forever(now, &mut out);
     // Sent and not yet acknowledged: (end_seq, TSval) per segment.
     let mut flight: VecDeque<(u32, u32)> = VecDeque::new();
-    let mut take = |ep: &mut Endpoint, out: &mut Vec<Segment>, now: SimTime, flight: &mut VecDeque<(u32, u32)>| {
+    let take = |ep: &mut Endpoint, out: &mut Vec<Segment>, now: SimTime, flight: &mut VecDeque<(u32, u32)>| {
         while !out.is_empty() {
-            let segs: Vec<Segment> = out.drain(..).collect();
+            let segs: Vec<Segment> = std::mem::take(out);
             for s in segs {
                 if s.len > 0 {
                     flight.push_back((s.seq.wrapping_add(s.len), s.opts.timestamp.map_or(0, |t| t.0)));
@@ -58,7 +58,7 @@ fn sender() {
     take(&mut ep, &mut out, now, &mut flight);
     microbench::run("tcp: sender takes an ACK and sends (DCTCP)", 1000, || {
         for _ in 0..1000 {
-            now = now + SimTime::from_ns(1200);
+            now += SimTime::from_ns(1200);
             let (end, tsval) = flight.pop_front().expect("data in flight");
             let ack = Segment {
                 seq: PEER_ISS + 1,
@@ -95,14 +95,21 @@ fn receiver() {
     ep.on_segment(now, &syn, &mut out);
     let ecr = out.last().and_then(|s| s.opts.timestamp).map_or(0, |t| t.0);
     out.clear();
-    now = now + SimTime::from_us(100);
+    now += SimTime::from_us(100);
     let hs = TcpOptions { timestamp: Some((ts(now), ecr)), ..TcpOptions::default() };
-    let ack = Segment { seq: PEER_ISS + 1, ack: ISS + 1, flags: TcpFlags(TcpFlags::ACK), win: 1024, opts: hs, ..Segment::default() };
+    let ack = Segment {
+        seq: PEER_ISS + 1,
+        ack: ISS + 1,
+        flags: TcpFlags(TcpFlags::ACK),
+        win: 1024,
+        opts: hs,
+        ..Segment::default()
+    };
     ep.on_segment(now, &ack, &mut out);
     let mut seq = PEER_ISS + 1;
     microbench::run("tcp: receiver takes an in-order data segment", 1000, || {
         for _ in 0..1000 {
-            now = now + SimTime::from_ns(1200);
+            now += SimTime::from_ns(1200);
             let data = Segment {
                 seq,
                 ack: ISS + 1,

@@ -3,8 +3,8 @@
 
 use crate::config::EcnMode;
 use crate::endpoint::*;
-use crate::segment::{Segment, TcpFlags};
 use crate::input::{FLAG_DATA, FLAG_SLOWPATH};
+use crate::segment::{Segment, TcpFlags};
 use crate::seq::after;
 use ccsim_cc::CongestionOps;
 use ccsim_engine::SimTime;

@@ -110,12 +110,20 @@ fn receiver() -> (Endpoint, SimTime, u32) {
         timestamp: Some((tsval(t), 0)),
         ..TcpOptions::default()
     };
-    let syn = Segment { seq: PEER_ISS, flags: TcpFlags(TcpFlags::SYN), win: 65535, opts: syn_opts, ..Segment::default() };
+    let syn =
+        Segment { seq: PEER_ISS, flags: TcpFlags(TcpFlags::SYN), win: 65535, opts: syn_opts, ..Segment::default() };
     ep.on_segment(t, &syn, &mut out);
     let synack = out.pop().expect("SYN-ACK");
     t += SimTime::from_us(100);
     let ts = TcpOptions { timestamp: Some((tsval(t), synack.opts.timestamp.unwrap().0)), ..TcpOptions::default() };
-    let ack = Segment { seq: PEER_ISS + 1, ack: ISS + 1, flags: TcpFlags(TcpFlags::ACK), win: 512, opts: ts, ..Segment::default() };
+    let ack = Segment {
+        seq: PEER_ISS + 1,
+        ack: ISS + 1,
+        flags: TcpFlags(TcpFlags::ACK),
+        win: 512,
+        opts: ts,
+        ..Segment::default()
+    };
     ep.on_segment(t, &ack, &mut out);
     assert!(ep.is_established());
     (ep, t, synack.opts.timestamp.unwrap().0)
