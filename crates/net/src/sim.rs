@@ -57,11 +57,10 @@ struct Port {
     tx_packets: u64,
     link_drops: u64,
     rng: Rng,
-    /// Lazy port (one class with arrival-time AQM): each packet's transmission start and end
-    /// are computed when it is queued, so the port needs no `TxDone` events; `starts` holds
-    /// (start, size) of the packets still waiting, `busy_until` the end of the last
-    /// transmission.
-    lazy: bool,
+    /// Lazy port (`queue.lazy`: one class with arrival-time AQM): each packet's transmission
+    /// start and end are computed when it is queued, so the port needs no `TxDone` events;
+    /// `starts` holds (start, size) of the packets still waiting, `busy_until` the end of the
+    /// last transmission.
     busy_until: SimTime,
     starts: VecDeque<(SimTime, u32)>,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, as (end,
@@ -164,7 +163,6 @@ impl Sim {
                 let mut queue = PortQueue::new(qs);
                 queue.lazy = queue.supports_lazy();
                 ports.push(Port {
-                    lazy: queue.lazy,
                     tsq: VecDeque::new(),
                     wake: None,
                     watchdog: None,
@@ -320,7 +318,7 @@ impl Sim {
         }
         self.q.advance_to(until);
         for pi in 0..self.ports.len() {
-            if self.ports[pi].lazy {
+            if self.ports[pi].queue.lazy {
                 self.settle(pi, until);
             }
         }
@@ -362,7 +360,7 @@ impl Sim {
     }
 
     fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
-        if self.ports[pi].lazy {
+        if self.ports[pi].queue.lazy {
             return self.enqueue_lazy(pi, id, now);
         }
         let port = &mut self.ports[pi];
@@ -451,7 +449,7 @@ impl Sim {
         let c = &self.conns[ci];
         let host = if server { c.spec.dst } else { c.spec.src };
         let pi = self.host_nic[host.0 as usize] as usize;
-        (pi != u32::MAX as usize && self.ports[pi].lazy).then_some(pi)
+        (pi != u32::MAX as usize && self.ports[pi].queue.lazy).then_some(pi)
     }
 
     /// Before a socket runs: its host NIC's finished transmissions return their TSQ budget, and
@@ -855,7 +853,7 @@ impl Sim {
     fn sample(&mut self, now: SimTime) {
         for k in 0..self.cfg.monitor.len() {
             let pi = self.cfg.monitor[k].0 as usize;
-            if self.ports[pi].lazy {
+            if self.ports[pi].queue.lazy {
                 self.settle(pi, now);
             }
         }
@@ -937,7 +935,7 @@ impl Sim {
         }
         let port = &self.ports[p.0 as usize];
         // A lazy port has already booked the transmissions of its backlog beyond the end.
-        let booked_beyond = if port.lazy { port.busy_until.saturating_sub(over).ns() } else { 0 };
+        let booked_beyond = if port.queue.lazy { port.busy_until.saturating_sub(over).ns() } else { 0 };
         port.busy_ns.saturating_sub(booked_beyond) as f64 / over.ns() as f64
     }
 
@@ -1005,20 +1003,7 @@ fn trace_path(topo: &Topology, routes: &Routes, src: NodeId, dst: NodeId, hash: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::QueueSpec;
-    use crate::topology::LinkSpec;
-
-    fn link(t: &mut Topology, a: NodeId, b: NodeId) {
-        t.add_link(LinkSpec {
-            a,
-            b,
-            rate_bps: 1_000_000_000,
-            delay: SimTime::from_us(1),
-            loss: 0.0,
-            queue_ab: QueueSpec::drop_tail(100),
-            queue_ba: QueueSpec::drop_tail(100),
-        });
-    }
+    use crate::topology::test_link as link;
 
     #[test]
     fn source_routes_are_the_hop_by_hop_choices_and_spread_over_equal_cost_paths() {

@@ -249,21 +249,25 @@ impl Routes {
     }
 }
 
+/// A 1 Gb/s, 1 µs link with 100-packet drop-tail queues both ways, for tests.
+#[cfg(test)]
+pub(crate) fn test_link(t: &mut Topology, a: NodeId, b: NodeId) -> PortId {
+    t.add_link(LinkSpec {
+        a,
+        b,
+        rate_bps: 1_000_000_000,
+        delay: SimTime::from_us(1),
+        loss: 0.0,
+        queue_ab: QueueSpec::drop_tail(100),
+        queue_ba: QueueSpec::drop_tail(100),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn link(t: &mut Topology, a: NodeId, b: NodeId) -> PortId {
-        t.add_link(LinkSpec {
-            a,
-            b,
-            rate_bps: 1_000_000_000,
-            delay: SimTime::from_us(1),
-            loss: 0.0,
-            queue_ab: QueueSpec::drop_tail(100),
-            queue_ba: QueueSpec::drop_tail(100),
-        })
-    }
+    use super::test_link as link;
 
     /// The port `from -> to` (panics if they are not linked).
     fn port(t: &Topology, from: NodeId, to: NodeId) -> PortId {

@@ -74,19 +74,13 @@ impl Endpoint {
     /// `FLAG_SLOWPATH` ("bulk data transfer: sender"); in-order data is queued, and `tcp_ack`
     /// runs only when the segment acknowledges something new ("bulk data transfer: receiver").
     fn rcv_fast_path(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
-        let tsval = seg.opts.timestamp.map(|(val, ecr)| {
-            self.rcv_tsecr = Some(ecr);
-            val
-        });
-        // Predicted segments are in the window; seq <= rcv_wup reduces to rcv_nxt == rcv_wup
-        // (__tcp_replace_ts_recent).
-        if let Some(val) = tsval {
+        // The prediction admitted a timestamp exactly when timestamps are on. Predicted segments
+        // are in the window; seq <= rcv_wup reduces to rcv_nxt == rcv_wup (__tcp_replace_ts_recent).
+        self.rcv_tsecr = seg.opts.timestamp.map(|(_, ecr)| ecr);
+        if let Some((val, _)) = seg.opts.timestamp {
             if self.sk.rcv_nxt == self.rcv_wup {
                 self.ts_recent = val;
             }
-        }
-        if tsval.is_none() {
-            self.rcv_tsecr = None;
         }
         self.sk.rx_cwr = false;
         if seg.len == 0 {

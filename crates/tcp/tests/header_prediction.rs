@@ -6,8 +6,9 @@ use ccsim_cc::CcKind;
 use ccsim_engine::SimTime;
 use ccsim_tcp::{Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
 
-const ISS: u32 = 1_000_000;
-const PEER_ISS: u32 = 5_000_000;
+mod common;
+use common::{established_client, ISS, PEER_ISS};
+
 const MSS: u32 = 1448;
 
 /// The peer's timestamp value at `t` (1 ms ticks, as Linux's TSval).
@@ -18,31 +19,14 @@ fn tsval(t: SimTime) -> u32 {
 /// An established client (window scale 7 both ways, timestamps) with a long flight queued.
 fn sender() -> (Endpoint, SimTime, Vec<Segment>) {
     let cfg = TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() };
-    let mut ep = Endpoint::client(cfg, ISS);
-    let mut out = Vec::new();
-    let mut t = SimTime::from_ms(1);
-    ep.connect(t, &mut out);
-    let syn = out[0];
-    out.clear();
-    let opts = TcpOptions {
+    let (mut ep, t) = established_client(cfg, |syn, t| TcpOptions {
         mss: Some(1460),
         sack_permitted: true,
         wscale: Some(7),
-        timestamp: Some((tsval(t), syn.opts.timestamp.unwrap().0)),
+        timestamp: Some((tsval(t - SimTime::from_us(100)), syn.opts.timestamp.unwrap().0)),
         ..TcpOptions::default()
-    };
-    let synack = Segment {
-        seq: PEER_ISS,
-        ack: ISS + 1,
-        flags: TcpFlags(TcpFlags::SYN | TcpFlags::ACK),
-        win: 65535,
-        opts,
-        ..Segment::default()
-    };
-    t += SimTime::from_us(100);
-    ep.on_segment(t, &synack, &mut out);
-    assert!(ep.is_established());
-    out.clear();
+    });
+    let mut out = Vec::new();
     ep.write(t, 10_000_000, &mut out);
     (ep, t, out)
 }

@@ -6,30 +6,19 @@ use ccsim_cc::{CaState, CcKind};
 use ccsim_engine::SimTime;
 use ccsim_tcp::{Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions};
 
-const ISS: u32 = 1_000_000;
-const PEER_ISS: u32 = 5_000_000;
+mod common;
+use common::{established_client, PEER_ISS};
 
 /// An established client with `bytes` to send: returns it, the time and its first flight.
 fn sender(bytes: u64) -> (Endpoint, SimTime, Vec<Segment>) {
     let cfg = TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() };
-    let mut ep = Endpoint::client(cfg, ISS);
+    let (mut ep, t) = established_client(cfg, |_, _| TcpOptions {
+        mss: Some(1460),
+        sack_permitted: true,
+        wscale: Some(7),
+        ..TcpOptions::default()
+    });
     let mut out = Vec::new();
-    let mut t = SimTime::from_ms(1);
-    ep.connect(t, &mut out);
-    out.clear();
-    let opts = TcpOptions { mss: Some(1460), sack_permitted: true, wscale: Some(7), ..TcpOptions::default() };
-    let synack = Segment {
-        seq: PEER_ISS,
-        ack: ISS + 1,
-        flags: TcpFlags(TcpFlags::SYN | TcpFlags::ACK),
-        win: 65535,
-        opts,
-        ..Segment::default()
-    };
-    t += SimTime::from_us(100);
-    ep.on_segment(t, &synack, &mut out);
-    assert!(ep.is_established());
-    out.clear();
     ep.write(t, bytes, &mut out);
     (ep, t, out)
 }
