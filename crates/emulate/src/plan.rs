@@ -424,6 +424,7 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
                 ("window_scaling", t.0.window_scaling, cfg.window_scaling),
                 ("slow_start_after_idle", t.0.slow_start_after_idle, cfg.slow_start_after_idle),
                 ("tlp", t.0.tlp, cfg.tlp),
+                ("rack", t.0.rack, cfg.rack),
             ] {
                 if a != bv {
                     return Err(refuse(
@@ -520,6 +521,7 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
         sc.push(("net.ipv4.tcp_window_scaling".into(), b01(cfg.window_scaling)));
         sc.push(("net.ipv4.tcp_slow_start_after_idle".into(), b01(cfg.slow_start_after_idle)));
         sc.push(("net.ipv4.tcp_early_retrans".into(), if cfg.tlp { "3" } else { "0" }.into()));
+        sc.push(("net.ipv4.tcp_recovery".into(), b01(cfg.rack)));
         sc.push(("net.ipv4.tcp_reordering".into(), cfg.reordering.to_string()));
     }
     for n in nodes.iter_mut().filter(|n| !n.is_host) {

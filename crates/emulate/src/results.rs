@@ -172,7 +172,8 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
             bytes_acked: info.bytes_acked,
             retransmits: info.total_retrans as u64,
             rto_count: info.total_rto as u64,
-            // tcp_info counts neither; emulation.json says so.
+            // tcp_info counts none of these; emulation.json says so.
+            other_timeouts: 0,
             fast_recoveries: 0,
             cwr_events: 0,
             completion_s: res.completion_ns.map(|t| round6(t as f64 / 1e9)),
@@ -330,7 +331,7 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
     }
 
     let mut notes = plan.notes.clone();
-    notes.push("fast_recoveries and cwr_events are not in tcp_info and read 0; retransmits and rto_count are tcpi_total_retrans and tcpi_total_rto".into());
+    notes.push("fast_recoveries, cwr_events and other_timeouts are not in tcp_info and read 0; retransmits and rto_count are tcpi_total_retrans and tcpi_total_rto".into());
     let info = EmulationInfo {
         kernel: r.kernel.clone(),
         interrupted: r.interrupted,

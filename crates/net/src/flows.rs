@@ -62,6 +62,9 @@ pub struct FlowRecord {
     pub bytes_received: u64,
     pub retransmits: u64,
     pub rto_count: u64,
+    /// Timeouts as `netstat -s` "other TCP timeouts" counted them before 2019
+    /// ([`TcpStats::other_timeouts`](ccsim_tcp::TcpStats)).
+    pub other_timeouts: u64,
     pub fast_recoveries: u64,
     pub cwr_events: u64,
     pub completion: Option<SimTime>,

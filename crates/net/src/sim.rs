@@ -894,6 +894,7 @@ impl Sim {
                     bytes_received: c.server.stats().bytes_received,
                     retransmits: st.total_retrans,
                     rto_count: st.rto_count,
+                    other_timeouts: st.other_timeouts,
                     fast_recoveries: st.fast_recoveries,
                     cwr_events: st.cwr_events,
                     completion: c.completion.map(|t| t - c.spec.start),

@@ -218,8 +218,10 @@ fn apply_sysctl(cfg: &mut TcpConfig, name: &str, v: &str) -> bool {
                 None => return false,
             }
         }
+        // Bit 0: RACK loss detection; the other bits (static reordering window, no dupthresh)
+        // are not modelled.
+        "tcp_recovery" if matches!(n(), 0 | 1) => cfg.rack = n() == 1,
         // Values ccsim already has: accepted when equal to the built-in behaviour.
-        "tcp_recovery" => return n() == 1,
         "tcp_dsack" | "tcp_syncookies" => return n() >= 0,
         "tcp_fack" => return n() == 0,
         _ => return false,
@@ -864,4 +866,21 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> ScriptResult {
     ignored.sort();
     ignored.dedup();
     ScriptResult { path: shown, passed: failure.is_none(), failure, ignored, notes, events: script.events.len() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_recovery_sets_rack_and_refuses_the_unmodelled_bits() {
+        let mut cfg = TcpConfig::default();
+        assert!(apply_sysctl(&mut cfg, "tcp_recovery", "0"));
+        assert!(!cfg.rack);
+        assert!(apply_sysctl(&mut cfg, "tcp_recovery", "1"));
+        assert!(cfg.rack);
+        // RACK_NO_DUPTHRESH (4) and RACK_STATIC_REO_WND (2) are not modelled.
+        assert!(!apply_sysctl(&mut cfg, "tcp_recovery", "5"));
+        assert!(!apply_sysctl(&mut cfg, "tcp_recovery", "3"));
+    }
 }

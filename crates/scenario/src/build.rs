@@ -121,6 +121,7 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
         pacing: t.pacing,
         nodelay: t.nodelay,
         tlp: t.tlp,
+        rack: t.rack,
         ..TcpConfig::default()
     })
 }

@@ -54,6 +54,9 @@ pub struct FlowSummary {
     pub bytes_acked: u64,
     pub retransmits: u64,
     pub rto_count: u64,
+    /// Timeouts as `netstat -s` "other TCP timeouts" counted them before 2019: the first RTO
+    /// of a stall in Open or CWR with nothing SACKed, and SYN timeouts.
+    pub other_timeouts: u64,
     pub fast_recoveries: u64,
     pub cwr_events: u64,
     /// Transfer completion time in seconds (transfers that finished), else null.
@@ -163,6 +166,7 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
                 bytes_acked: r.bytes_acked,
                 retransmits: r.retransmits,
                 rto_count: r.rto_count,
+                other_timeouts: r.other_timeouts,
                 fast_recoveries: r.fast_recoveries,
                 cwr_events: r.cwr_events,
                 completion_s: r.completion.map(|t| round6(t.secs_f64())),

@@ -110,6 +110,11 @@ pub struct Tcp {
     /// Tail loss probes (`tcp_early_retrans` = 3; default true).
     #[serde(default = "d_true")]
     pub tlp: bool,
+    /// RACK loss detection (`tcp_recovery` = 1; default true). false: losses are marked by the
+    /// duplicate-ACK threshold alone and a lost retransmission waits for the RTO, as in kernels
+    /// before 4.4.
+    #[serde(default = "d_true")]
+    pub rack: bool,
     /// The kernel's `CONFIG_HZ` (100, 250, 300 or 1000; default 1000): the granularity of the
     /// retransmission, loss-probe and RACK reordering timers.
     #[serde(default = "d_hz")]

@@ -61,6 +61,11 @@ pub struct TcpConfig {
     pub nodelay: bool,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` = 3, Linux's default).
     pub tlp: bool,
+    /// RACK loss detection (`net.ipv4.tcp_recovery` = 1, Linux's default since RACK arrived in
+    /// 4.4). Off (0), a SACK sender marks losses by the RFC 6675 duplicate-ACK threshold alone
+    /// (`tcp_update_scoreboard`), much as kernels before 4.4 did (without their FACK), and a
+    /// lost retransmission is only found by the retransmission timer.
+    pub rack: bool,
     /// The application reads received data as soon as it arrives (a receiver blocked in
     /// `read()`); otherwise data waits for [`Endpoint::read`](crate::Endpoint::read).
     pub auto_read: bool,
@@ -106,6 +111,7 @@ impl Default for TcpConfig {
             min_tso_segs: 2,
             nodelay: false,
             tlp: true,
+            rack: true,
             auto_read: true,
             base_rtt_us: None,
             hz: 1000,

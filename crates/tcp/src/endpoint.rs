@@ -112,6 +112,12 @@ pub struct TcpStats {
     pub bytes_received: u64,
     pub total_retrans: u64,
     pub rto_count: u64,
+    /// `netstat -s` "other TCP timeouts" as kernels before e1561fe2dd69 ("tcp: fix SNMP TCP
+    /// timeout under-estimation", 2019) counted TCPTimeouts: every SYN timeout, and a data
+    /// timeout only when it is the first of its stall (`icsk_retransmits` 0) and fires in Open
+    /// or CWR with nothing SACKed (the others went to TCPSackRecoveryFail, TCPSackFailures or
+    /// TCPLossFailures). Current kernels count every RTO, as `rto_count` does.
+    pub other_timeouts: u64,
     pub fast_recoveries: u64,
     pub cwr_events: u64,
     pub undo_count: u64,

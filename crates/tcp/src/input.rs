@@ -674,7 +674,7 @@ impl Endpoint {
     }
 
     /// `tcp_try_undo_partial`.
-    fn try_undo_partial(&mut self, prior_snd_una: u32) -> bool {
+    fn try_undo_partial(&mut self, prior_snd_una: u32, do_lost: &mut bool) -> bool {
         if self.undo_marker != 0 && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una);
             if self.sk.retrans_out > 0 {
@@ -687,7 +687,54 @@ impl Endpoint {
             self.try_keep_open();
             return true;
         }
+        // A partial ACK: retransmit the next hole if enough is SACKed above it.
+        *do_lost = !self.cfg.rack && self.force_fast_retransmit();
         false
+    }
+
+    /// `tcp_force_fast_retransmit`: more than `reordering` segments SACKed above snd_una.
+    fn force_fast_retransmit(&self) -> bool {
+        after(self.highest_sack_seq(), self.sk.snd_una.wrapping_add(self.reordering * self.sk.mss_cache))
+    }
+
+    /// `tcp_update_scoreboard` (without RACK): a segment is lost once `reordering` segments
+    /// above it are SACKed; entering recovery marks at least the head.
+    fn update_scoreboard(&mut self, fast_rexmit: bool) {
+        if !self.sack_ok {
+            return;
+        }
+        let sacked_upto = self.sk.sacked_out as i64 - self.reordering as i64;
+        if sacked_upto >= 0 {
+            self.mark_head_lost(sacked_upto as u32, false);
+        } else if fast_rexmit {
+            self.mark_head_lost(1, true);
+        }
+    }
+
+    /// `tcp_mark_head_lost`: walk from the head, marking segments lost until more than
+    /// `packets` SACKed ones have been passed (only the head with `mark_head`). Walks from the
+    /// head each time where Linux resumes at `lost_skb_hint`; the marks are the same.
+    fn mark_head_lost(&mut self, packets: u32, mark_head: bool) {
+        let loss_high = self.sk.snd_nxt;
+        let mut cnt = 0u32;
+        for i in 0..self.rtx.len() {
+            let s = &self.rtx[i];
+            if after(s.end_seq, loss_high) {
+                break;
+            }
+            if s.sacked & SACKED_ACKED != 0 {
+                cnt += 1;
+            }
+            if cnt > packets {
+                break;
+            }
+            if s.sacked & LOST == 0 {
+                self.mark_skb_lost(i);
+            }
+            if mark_head {
+                break;
+            }
+        }
     }
 
     /// `tcp_try_keep_open`.
@@ -719,8 +766,9 @@ impl Endpoint {
         if self.sk.lost_out > 0 {
             return true;
         }
-        // Without SACK (RACK needs SACK), the classic dupack threshold.
-        self.is_reno() && self.sk.sacked_out + 1 > self.reordering
+        // The classic dupack threshold: without RACK, or without SACK (RACK needs SACK; a
+        // Reno sender's head is marked lost at the same count by tcp_newreno_mark_lost).
+        (self.is_reno() || !self.cfg.rack) && self.sk.sacked_out + 1 > self.reordering
     }
 
     /// `tcp_identify_packet_loss`.
@@ -730,7 +778,7 @@ impl Endpoint {
         }
         if self.is_reno() {
             self.newreno_mark_lost(*flag & FLAG_SND_UNA_ADVANCED != 0);
-        } else {
+        } else if self.cfg.rack {
             let prior_retrans = self.sk.retrans_out;
             if self.rack_mark_lost() {
                 *flag &= !FLAG_SET_XMIT_TIMER;
@@ -805,6 +853,10 @@ impl Endpoint {
     /// `tcp_fastretrans_alert`: the loss-recovery state machine.
     fn fastretrans_alert(&mut self, prior_snd_una: u32, num_dupack: u32, flag: &mut u32, rexmit: &mut bool) {
         let ece_ack = *flag & FLAG_ECE != 0;
+        // Without RACK: whether this ACK may mark more of the head lost (tcp_update_scoreboard).
+        let mut do_lost =
+            !self.cfg.rack && (num_dupack > 0 || (*flag & FLAG_DATA_SACKED != 0 && self.force_fast_retransmit()));
+        let mut fast_rexmit = false;
         if self.sk.packets_out == 0 && self.sk.sacked_out > 0 {
             self.sk.sacked_out = 0;
         }
@@ -843,7 +895,7 @@ impl Endpoint {
                     if self.is_reno() {
                         self.add_reno_sack(num_dupack, ece_ack);
                     }
-                } else if self.try_undo_partial(prior_snd_una) {
+                } else if self.try_undo_partial(prior_snd_una, &mut do_lost) {
                     return;
                 }
                 if self.try_undo_dsack() {
@@ -866,12 +918,17 @@ impl Endpoint {
                 if !self.alert_default(num_dupack, flag, ece_ack) {
                     return;
                 }
+                fast_rexmit = true;
             }
             _ => {
                 if !self.alert_default(num_dupack, flag, ece_ack) {
                     return;
                 }
+                fast_rexmit = true;
             }
+        }
+        if do_lost {
+            self.update_scoreboard(fast_rexmit);
         }
         *rexmit = true;
     }

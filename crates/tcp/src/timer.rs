@@ -111,6 +111,7 @@ impl Endpoint {
             TcpState::SynSent | TcpState::SynRecv => {
                 // SYN / SYN-ACK retransmission with exponential backoff.
                 self.stats.rto_count += 1;
+                self.stats.other_timeouts += 1;
                 if let Some(s) = self.rtx.front_mut() {
                     s.sacked |= EVER_RETRANS;
                 }
@@ -122,6 +123,10 @@ impl Endpoint {
                 return;
             }
             _ => {}
+        }
+        if self.retransmits == 0 && matches!(self.sk.ca_state, CaState::Open | CaState::Cwr) && self.sk.sacked_out == 0
+        {
+            self.stats.other_timeouts += 1;
         }
         self.enter_loss();
         self.stats.rto_count += 1;
@@ -171,7 +176,7 @@ impl Endpoint {
         for i in 0..self.rtx.len() {
             if reneg {
                 self.rtx[i].sacked &= !SACKED_ACKED;
-            } else if i > 0 && self.rack_skb_timeout(i, now_us, 0) > 0 {
+            } else if self.cfg.rack && i > 0 && self.rack_skb_timeout(i, now_us, 0) > 0 {
                 continue; // recently sent: not lost yet
             }
             self.mark_skb_lost(i);
