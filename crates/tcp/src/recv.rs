@@ -19,6 +19,8 @@ const COMP_SACK_DELAY_NS: u64 = 1_000_000;
 const FASTRETRANS_THRESH: u32 = 3;
 /// `TCP_NUM_SACKS`.
 const NUM_SACKS: usize = 4;
+/// `TCP_SACK_BLOCKS_EXPECTED`: the blocks an ACK is counted on to carry.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 
 impl Endpoint {
     /// `inet_csk_in_pingpong_mode`.
@@ -184,11 +186,23 @@ impl Endpoint {
         if let Some((s, e)) = dup {
             self.dsack_set(s, e);
         }
-        self.sack_new_ofo(seq, end);
+        self.sack_new_ofo(seq, end, out);
     }
 
     /// `tcp_sack_new_ofo_skb`: keep the SACK blocks, most recent first.
-    fn sack_new_ofo(&mut self, seq: u32, end: u32) {
+    fn sack_new_ofo(&mut self, seq: u32, end: u32, out: &mut Vec<Segment>) {
+        // The block this segment extends (or a new one) goes to the front; if that pushes a
+        // block past the first two, a compressed ACK still pending goes out first, so that
+        // every block was reported in one of the first two places before it moves further
+        // back (TCP_SACK_BLOCKS_EXPECTED: with timestamps only three fit, and ACKs get lost).
+        let this_sack = self
+            .sack_recent
+            .iter()
+            .position(|&(bs, be)| !after(seq, be) && !after(bs, end))
+            .unwrap_or(self.sack_recent.len());
+        if this_sack >= SACK_BLOCKS_EXPECTED {
+            self.sack_compress_send_ack(out);
+        }
         let (mut s, mut e) = (seq, end);
         let mut k = 0;
         while k < self.sack_recent.len() {
@@ -207,6 +221,16 @@ impl Endpoint {
         }
         self.sack_recent.insert(0, (s, e));
         self.sack_recent.truncate(NUM_SACKS);
+    }
+
+    /// `tcp_sack_compress_send_ack`: send the ACK that SACK compression is holding back.
+    fn sack_compress_send_ack(&mut self, out: &mut Vec<Segment>) {
+        if self.compressed_ack == 0 {
+            return;
+        }
+        self.comp_sack_deadline = None;
+        self.compressed_ack = 0;
+        self.send_ack(out);
     }
 
     /// `tcp_sack_remove`: drop blocks the cumulative ACK now covers.
