@@ -11,7 +11,8 @@
 //! cc, `wscale:`, `rto:`, `backoff:`, `rtt:srtt/rttvar`, `ato:`, `mss:`, `cwnd:`, `ssthresh:`, the
 //! CC's info (`ce_state N alpha N ab_ecn N ab_tot N`, or `fallback_mode`), `send`, `pacing_rate`,
 //! `unacked:`, `retrans:cur/total`, `lost:`, `sacked:`, `reordering:`, each shown under the
-//! condition that ss uses. Fields later versions of ss added and ccsim has (`rcvmss:`,
+//! condition that ss uses (with today's `dsack_dups:` before and `reord_seen:` after
+//! `reordering:`, where today's ss puts them). Fields later versions of ss added and ccsim has (`rcvmss:`,
 //! `bytes_sent:` ... `delivered_ce:`, `minrtt:`) follow, in today's ss order. ccsim has no
 //! `rcv_rtt`, `rcv_space`, `lastsnd`/`lastrcv`/`lastack` or delivery rate, so those never appear.
 //! Times are in milliseconds printed with C's `%g`, rates with that ss's `sprint_bw` (`%.1fM`).
@@ -248,7 +249,11 @@ struct Info {
     #[serde(skip_serializing_if = "Option::is_none")]
     sacked: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    dsack_dups: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     reordering: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reord_seen: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rcvmss: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -344,7 +349,9 @@ impl Info {
             retrans: (t.retrans != 0 || t.total_retrans != 0).then_some([t.retrans as u64, t.total_retrans]),
             lost: nz(t.lost),
             sacked: (t.state != TcpState::Listen).then_some(t.sacked).and_then(nz),
+            dsack_dups: nz(t.dsack_dups),
             reordering: (t.reordering != 3).then_some(t.reordering),
+            reord_seen: nz(t.reord_seen),
             rcvmss: nz(t.rcv_mss),
             bytes_sent: nz(t.bytes_sent),
             bytes_retrans: nz(t.bytes_retrans),
@@ -447,8 +454,14 @@ impl Info {
         if let Some(v) = self.sacked {
             put(format!("sacked:{v}"));
         }
+        if let Some(v) = self.dsack_dups {
+            put(format!("dsack_dups:{v}"));
+        }
         if let Some(v) = self.reordering {
             put(format!("reordering:{v}"));
+        }
+        if let Some(v) = self.reord_seen {
+            put(format!("reord_seen:{v}"));
         }
         for (name, v) in [
             ("rcvmss", self.rcvmss.map(u64::from)),
@@ -946,6 +959,8 @@ mod tests {
             retrans: 0,
             total_retrans: 0,
             reordering: 3,
+            dsack_dups: 0,
+            reord_seen: 0,
             delivered: 0,
             delivered_ce: 0,
             pacing_rate: 40_687_500,

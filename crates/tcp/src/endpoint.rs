@@ -121,7 +121,12 @@ pub struct TcpStats {
     pub fast_recoveries: u64,
     pub cwr_events: u64,
     pub undo_count: u64,
+    /// ACKs carrying an accepted D-SACK block (TCPDSACKRecv + TCPDSACKOfoRecv).
     pub dsacks_rcvd: u64,
+    /// Segments D-SACKed by the peer (`tcpi_dsack_dups`): spurious retransmissions.
+    pub dsack_dups: u64,
+    /// Reordering events seen (`tcpi_reord_seen`).
+    pub reord_seen: u64,
     pub ce_rcvd: u64,
     pub loss_probes: u64,
     /// Data segments the host's own qdisc dropped (NET_XMIT_DROP).
@@ -230,6 +235,13 @@ pub struct Endpoint {
     pub(crate) rack_end_seq: u32,
     pub(crate) rack_advanced: bool,
     pub(crate) rack_reord: bool,
+    /// RACK's adaptive reordering window (`tcp_rack_update_reo_wnd`): the window in steps of
+    /// min_rtt/4, a D-SACK pending to widen it, `delivered` when it last widened, and how many
+    /// more recoveries it persists.
+    pub(crate) rack_reo_wnd_steps: u8,
+    pub(crate) rack_dsack_seen: bool,
+    pub(crate) rack_last_delivered: u32,
+    pub(crate) rack_reo_wnd_persist: u8,
 
     // --- receive side ---
     pub(crate) irs: u32,
@@ -338,6 +350,10 @@ impl Endpoint {
             rack_end_seq: iss,
             rack_advanced: false,
             rack_reord: false,
+            rack_reo_wnd_steps: 1,
+            rack_dsack_seen: false,
+            rack_last_delivered: 0,
+            rack_reo_wnd_persist: 0,
             irs: 0,
             rcv_wup: 0,
             rcv_wnd,

@@ -35,6 +35,9 @@ pub struct TcpInfo {
     pub retrans: u32,
     pub total_retrans: u64,
     pub reordering: u32,
+    /// `tcpi_dsack_dups`, `tcpi_reord_seen`.
+    pub dsack_dups: u64,
+    pub reord_seen: u64,
     pub delivered: u32,
     pub delivered_ce: u32,
     pub pacing_rate: u64,
@@ -82,6 +85,8 @@ impl Endpoint {
             retrans: self.sk.retrans_out,
             total_retrans: self.stats.total_retrans,
             reordering: self.reordering,
+            dsack_dups: self.stats.dsack_dups,
+            reord_seen: self.stats.reord_seen,
             delivered: sk.delivered,
             delivered_ce: sk.delivered_ce,
             pacing_rate: sk.pacing_rate,

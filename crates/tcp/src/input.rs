@@ -133,6 +133,7 @@ impl Endpoint {
             return true;
         }
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
+        self.rack_update_reo_wnd(st.rate.prior_delivered, st.rate.prior_mstamp_us != 0);
         self.in_ack_event(flag);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
@@ -199,19 +200,27 @@ impl Endpoint {
         // inside the second block.
         let mut dsack = false;
         if let Some(&(s0, e0)) = blocks.first() {
-            if before(s0, self.sk.snd_una.max_seq(prior_snd_una)) {
-                dsack = true;
+            let candidate = if before(s0, self.sk.snd_una.max_seq(prior_snd_una)) {
+                true
             } else if let Some(&(s1, e1)) = blocks.get(1) {
-                if !after(e0, e1) && !before(s0, s1) {
+                !after(e0, e1) && !before(s0, s1)
+            } else {
+                false
+            };
+            if candidate {
+                let dup_segs = self.dsack_seen(s0, e0, &mut flag, st);
+                if dup_segs > 0 {
                     dsack = true;
-                }
-            }
-            if dsack {
-                flag |= FLAG_DSACKING_ACK;
-                self.stats.dsacks_rcvd += 1;
-                // A D-SACK of the loss probe's retransmission: both copies arrived.
-                if self.tlp_retrans && self.tlp_high_seq == Some(e0) {
-                    flag |= FLAG_DSACK_TLP;
+                    self.stats.dsacks_rcvd += 1;
+                    // A D-SACK for data already acked and freed: count it against the
+                    // retransmissions that undo waits for.
+                    if self.undo_marker != 0
+                        && self.undo_retrans > 0
+                        && !after(e0, prior_snd_una)
+                        && after(e0, self.undo_marker)
+                    {
+                        self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
+                    }
                 }
             }
         }
@@ -246,11 +255,42 @@ impl Endpoint {
         }
         flag |= std::mem::take(&mut st.flag);
         if let Some(r) = st.reord {
-            if before(r, prior_fack) {
+            // Not in Loss, where retransmissions are not tracked precisely (unless undo is
+            // still possible).
+            if before(r, prior_fack) && (self.sk.ca_state != CaState::Loss || self.undo_marker != 0) {
                 self.check_sack_reordering(r);
             }
         }
         flag
+    }
+
+    /// `tcp_dsack_seen`: the segments a D-SACK block reports received twice (0: a dubious
+    /// D-SACK, ignored). Each was a spurious retransmission, and counts as delivered.
+    fn dsack_seen(&mut self, start: u32, end: u32, flag: &mut u32, st: &mut SackState) -> u32 {
+        if !before(start, end) {
+            return 0;
+        }
+        let seq_len = end.wrapping_sub(start);
+        let mss = self.sk.mss_cache.max(1);
+        let mut dup_segs = 1;
+        if seq_len > mss {
+            dup_segs = seq_len.div_ceil(mss);
+        } else if self.tlp_high_seq == Some(end) {
+            // Both the loss probe and the packet it repeated arrived.
+            *flag |= FLAG_DSACK_TLP;
+        }
+        self.stats.dsack_dups += dup_segs as u64;
+        // More duplicates than retransmissions: not caused by this sender.
+        if self.stats.dsack_dups > self.stats.total_retrans {
+            return 0;
+        }
+        // RACK widens its reordering window after D-SACKs that reordering may explain.
+        if self.rack_reord && *flag & FLAG_DSACK_TLP == 0 {
+            self.rack_dsack_seen = true;
+        }
+        *flag |= FLAG_DSACKING_ACK;
+        st.sack_delivered += dup_segs;
+        dup_segs
     }
 
     /// `tcp_sacktag_one`.
@@ -264,6 +304,14 @@ impl Endpoint {
             && after(s.end_seq, self.undo_marker)
         {
             self.undo_retrans -= 1;
+        }
+        // A D-SACK of a retransmitted packet already SACKed: the original was late.
+        if dup
+            && sacked & (SACKED_RETRANS | EVER_RETRANS) != 0
+            && sacked & SACKED_ACKED != 0
+            && st.reord.is_none_or(|r| before(s.seq, r))
+        {
+            st.reord = Some(s.seq);
         }
         if !after(s.end_seq, self.sk.snd_una) {
             return sacked;
@@ -319,6 +367,7 @@ impl Endpoint {
             self.reordering = metric.div_ceil(mss).min(300);
         }
         self.rack_reord = true;
+        self.stats.reord_seen += 1;
     }
 
     /// `tcp_highest_sack_seq`: the end of the highest SACKed segment (snd_una without SACKs).
@@ -639,6 +688,8 @@ impl Endpoint {
     fn try_undo_recovery(&mut self) -> bool {
         if self.may_undo() {
             self.undo_cwnd_reduction(false);
+        } else if self.rack_reo_wnd_persist > 0 {
+            self.rack_reo_wnd_persist -= 1;
         }
         if self.sk.snd_una == self.high_seq && self.is_reno() {
             // Hold the state until something above high_seq is acked (RFC 2582).
@@ -654,6 +705,7 @@ impl Endpoint {
     /// `tcp_try_undo_dsack`.
     fn try_undo_dsack(&mut self) -> bool {
         if self.undo_marker != 0 && self.undo_retrans == 0 {
+            self.rack_reo_wnd_persist = (self.rack_reo_wnd_persist + 1).min(crate::rack::RACK_RECOVERY_THRESH);
             self.undo_cwnd_reduction(false);
             return true;
         }

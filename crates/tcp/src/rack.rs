@@ -8,6 +8,8 @@ use ccsim_cc::CaState;
 
 /// `TCP_TIMEOUT_MIN`: 2 jiffies, added to the reordering timeout.
 const TIMEOUT_MIN_JIFFIES: u64 = 2;
+/// `TCP_RACK_RECOVERY_THRESH`: recoveries a widened reordering window persists.
+pub(crate) const RACK_RECOVERY_THRESH: u8 = 16;
 
 impl Endpoint {
     /// `tcp_rack_sent_after`.
@@ -42,7 +44,28 @@ impl Endpoint {
             }
         }
         let min_rtt = if self.sk.min_rtt_us == u32::MAX { 0 } else { self.sk.min_rtt_us };
-        ((min_rtt >> 2) as u64).min((self.sk.srtt_us >> 3) as u64)
+        ((min_rtt >> 2) as u64 * self.rack_reo_wnd_steps as u64).min((self.sk.srtt_us >> 3) as u64)
+    }
+
+    /// `tcp_rack_update_reo_wnd`: widen the reordering window by min_rtt/4 (at most once per
+    /// round trip) after a D-SACK that reordering may have caused, keep it for 16 recoveries,
+    /// then fall back to one step.
+    pub(crate) fn rack_update_reo_wnd(&mut self, prior_delivered: u32, have_sample: bool) {
+        if !have_sample || prior_delivered == 0 {
+            return;
+        }
+        // A D-SACK for data sent before the last widening is not new evidence.
+        if before(prior_delivered, self.rack_last_delivered) {
+            self.rack_dsack_seen = false;
+        }
+        if self.rack_dsack_seen {
+            self.rack_reo_wnd_steps = self.rack_reo_wnd_steps.saturating_add(1);
+            self.rack_dsack_seen = false;
+            self.rack_last_delivered = self.sk.delivered;
+            self.rack_reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.rack_reo_wnd_persist == 0 {
+            self.rack_reo_wnd_steps = 1;
+        }
     }
 
     /// `tcp_rack_skb_timeout`: microseconds until the skb at `idx` counts as lost (<= 0: lost).
@@ -157,5 +180,49 @@ impl Endpoint {
         if !matches!(self.xmit_timer, Some((_, XmitTimer::Retrans))) {
             self.rearm_rto();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TcpConfig;
+
+    #[test]
+    fn a_dsack_widens_the_reordering_window_once_per_round_for_sixteen_recoveries() {
+        let mut ep = Endpoint::client(TcpConfig::default(), 1);
+        ep.sk.min_rtt_us = 400;
+        ep.sk.srtt_us = 1000 << 3;
+        ep.rack_reord = true;
+        assert_eq!(ep.rack_reo_wnd(), 100, "min_rtt / 4");
+        // A D-SACK: the next ACK with a rate sample widens the window one step.
+        ep.sk.delivered = 50;
+        ep.rack_dsack_seen = true;
+        ep.rack_update_reo_wnd(40, true);
+        assert_eq!((ep.rack_reo_wnd_steps, ep.rack_reo_wnd_persist), (2, RACK_RECOVERY_THRESH));
+        assert_eq!(ep.rack_reo_wnd(), 200);
+        // Another D-SACK for data sent before that widening (delivered 45 < 50) is not new.
+        ep.rack_dsack_seen = true;
+        ep.rack_update_reo_wnd(45, true);
+        assert_eq!(ep.rack_reo_wnd_steps, 2);
+        // One sent after it is: a third step, bounded by srtt.
+        ep.sk.delivered = 90;
+        ep.rack_dsack_seen = true;
+        ep.rack_update_reo_wnd(60, true);
+        assert_eq!(ep.rack_reo_wnd_steps, 3);
+        for _ in 0..20 {
+            ep.rack_dsack_seen = true;
+            ep.sk.delivered += 10;
+            let d = ep.sk.delivered;
+            ep.rack_update_reo_wnd(d - 1, true);
+        }
+        assert_eq!(ep.rack_reo_wnd(), 1000, "never more than srtt");
+        // Without D-SACKs the width persists while recoveries are left, then resets.
+        ep.rack_reo_wnd_persist = 1;
+        ep.rack_update_reo_wnd(ep.sk.delivered, true);
+        assert!(ep.rack_reo_wnd_steps > 1);
+        ep.rack_reo_wnd_persist = 0;
+        ep.rack_update_reo_wnd(ep.sk.delivered, true);
+        assert_eq!(ep.rack_reo_wnd_steps, 1);
     }
 }

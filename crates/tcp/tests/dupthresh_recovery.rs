@@ -182,3 +182,33 @@ fn a_whole_window_lost_times_out_in_open_state_an_other_timeout() {
     }
     assert_eq!(ep.sock().ca_state, CaState::Loss);
 }
+
+#[test]
+fn a_dsack_counts_the_spurious_retransmission_as_delivered_unless_it_claims_too_much() {
+    // RACK (default): three SACKs above segment 0 with no reordering seen mark it lost at once.
+    let (mut ep, mut t, f) = sender(true);
+    let una = f[0].seq;
+    let end = |k: usize| f[k].seq + f[k].len;
+    let mut out = Vec::new();
+    for k in 1..=3 {
+        t += SimTime::from_us(10);
+        ep.on_segment(t, &sack(una, &[(f[1].seq, end(k))]), &mut out);
+    }
+    assert_eq!(ep.stats().total_retrans, 1, "segment 0 sent again");
+    // Segment 0 was only late: its ACK covers 0..3; then the receiver reports the
+    // retransmission as a duplicate, one segment below the cumulative ACK.
+    t += SimTime::from_us(10);
+    ep.on_segment(t, &sack(end(3), &[]), &mut out);
+    let before = ep.sock().delivered;
+    t += SimTime::from_us(10);
+    ep.on_segment(t, &sack(end(3), &[(una, end(0))]), &mut out);
+    assert_eq!(ep.stats().dsack_dups, 1);
+    assert_eq!(ep.tcp_info().dsack_dups, 1);
+    assert_eq!(ep.sock().delivered, before + 1, "the spurious retransmission was delivered");
+    // A D-SACK of three segments when one was retransmitted is dubious: counted, then ignored.
+    let before = ep.sock().delivered;
+    t += SimTime::from_us(10);
+    ep.on_segment(t, &sack(end(3), &[(una, end(2))]), &mut out);
+    assert_eq!(ep.stats().dsack_dups, 4);
+    assert_eq!(ep.sock().delivered, before, "not from this sender's retransmissions");
+}
