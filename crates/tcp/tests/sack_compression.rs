@@ -39,7 +39,7 @@ fn blocks(k: &[(u32, u32)]) -> Vec<(u32, u32)> {
 fn a_held_back_sack_goes_out_before_a_block_moves_to_third_place() {
     let (mut ep, mut t) = receiver();
     let mut out = Vec::new();
-    let mut feed = |ep: &mut Endpoint, t: &mut SimTime, k: u32, out: &mut Vec<Segment>| {
+    let feed = |ep: &mut Endpoint, t: &mut SimTime, k: u32, out: &mut Vec<Segment>| {
         *t += SimTime::from_ns(500); // well inside the compression delay
         out.clear();
         ep.on_segment(*t, &data(k), out);
