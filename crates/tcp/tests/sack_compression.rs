@@ -73,3 +73,25 @@ fn a_held_back_sack_goes_out_before_a_block_moves_to_third_place() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].opts.sack_blocks(), &blocks(&[(1, 7), (8, 10)])[..]);
 }
+
+#[test]
+fn a_duplicate_segment_is_acked_at_once_with_a_dsack() {
+    let (mut ep, mut t) = receiver();
+    let mut out = Vec::new();
+    for k in 0..2 {
+        t += SimTime::from_us(5);
+        ep.on_segment(t, &data(k), &mut out);
+    }
+    // Segment 0 again (a spurious retransmission): tcp_send_dupack.
+    t += SimTime::from_us(5);
+    out.clear();
+    ep.on_segment(t, &data(0), &mut out);
+    assert_eq!(out.len(), 1, "an immediate ACK: {out:?}");
+    assert_eq!(out[0].ack, PEER_ISS + 1 + 2 * MSS);
+    assert_eq!(out[0].opts.sack_blocks(), &blocks(&[(0, 1)])[..], "the D-SACK block");
+    // The D-SACK is reported once.
+    t += SimTime::from_us(5);
+    out.clear();
+    ep.on_segment(t, &data(3), &mut out);
+    assert!(out.iter().all(|s| s.opts.sack_blocks().first() != Some(&blocks(&[(0, 1)])[0])), "{out:?}");
+}
