@@ -17,8 +17,9 @@ const USAGE: &str = "ccsim — Linux-faithful datacenter congestion control, sim
 usage:
   ccsim run SCENARIO.toml --out DIR [--quiet]   run a scenario, write results to DIR
   ccsim check SCENARIO.toml                     validate a scenario and print it resolved
-  ccsim reproduce [NAME...] [--quick] [--out DIR] [--json]
-                                                reproduce the seed experiments (scorecard + report)
+  ccsim reproduce [NAME...] [--quick] [--out DIR] [--json] [--jobs N]
+                                                reproduce the seed experiments (scorecard + report),
+                                                N at a time (default: one per core)
   ccsim reproduce --list                        list the experiments
   ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed]
                 [--cwr-ack now|delayed] [--verbose]

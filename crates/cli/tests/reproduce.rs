@@ -50,3 +50,52 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
     assert!(html.contains("Quick mode") && html.matches("<svg").count() >= 8, "report lacks figures");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Experiments run in parallel (`--jobs`), and the scorecard and every file are the same bytes as
+/// one at a time.
+#[test]
+fn parallel_runs_give_the_same_bytes_as_one_at_a_time() {
+    let base = std::env::temp_dir().join(format!("ccsim-test-reproduce-jobs-{}", std::process::id()));
+    let run = |jobs: &str| {
+        let out = base.join(jobs);
+        let o = Command::new(env!("CARGO_BIN_EXE_ccsim"))
+            .args([
+                "reproduce",
+                "mininet-queue",
+                "linux-syn-ect",
+                "bbr-bufferbloat",
+                "--quick",
+                "--json",
+                "--jobs",
+                jobs,
+            ])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut stack = vec![out.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    files.push((p.strip_prefix(&out).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        files.sort();
+        (o.stdout, files)
+    };
+    let (one, files_one) = run("1");
+    let (three, files_three) = run("3");
+    assert_eq!(one, three, "the scorecard");
+    assert!(files_one.len() > 10);
+    assert_eq!(files_one, files_three);
+    let o = Command::new(env!("CARGO_BIN_EXE_ccsim")).args(["reproduce", "--jobs", "0"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--jobs"), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&base);
+}

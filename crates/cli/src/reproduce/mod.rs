@@ -261,12 +261,45 @@ fn write_report(out: &Path, quick: bool, rows: &[Row], sections: &str) -> Result
     std::fs::write(out.join("report.html"), html).map_err(|x| format!("{}: {x}", out.display()))
 }
 
+/// Run the experiments on up to `jobs` threads; results in the order of `selected`.
+fn run_parallel(selected: &[&Experiment], ctx: &Ctx, jobs: usize) -> Vec<Result<ExpOutput, String>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<ExpOutput, String>>>> =
+        Mutex::new((0..selected.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(selected.len()).max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(e) = selected.get(i) else { break };
+                eprintln!("reproduce {}: {}", e.name, e.title);
+                let r = (e.run)(ctx);
+                results.lock().expect("no worker panics while holding the lock")[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("workers finished")
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("experiment did not run".into())))
+        .collect()
+}
+
 pub fn cmd(args: &[String]) -> Result<(), String> {
     let mut args = args.to_vec();
     let quick = take_flag(&mut args, "--quick");
     let json = take_flag(&mut args, "--json");
     let list = take_flag(&mut args, "--list");
     let out = PathBuf::from(take_opt(&mut args, "--out")?.unwrap_or_else(|| "results/reproduce".into()));
+    let jobs = match take_opt(&mut args, "--jobs")? {
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(j) => match j.parse::<usize>() {
+            Ok(n) if (1..=256).contains(&n) => n,
+            _ => return Err(format!("--jobs: `{j}` is not a number of parallel runs from 1 to 256")),
+        },
+    };
     if list {
         for e in CATALOG {
             println!("{:<16} {}", e.name, e.title);
@@ -291,11 +324,13 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             .collect::<Result<_, _>>()?
     };
     let ctx = Ctx { quick, out: out.clone() };
+    // Experiments are independent and each is deterministic: they run `jobs` at a time, and the
+    // scorecard and report keep the catalog's order whatever order they finish in.
+    let results = run_parallel(&selected, &ctx, jobs);
     let mut rows = Vec::new();
     let mut sections = String::new();
-    for e in selected {
-        eprintln!("reproduce {}: {}", e.name, e.title);
-        let r = (e.run)(&ctx)?;
+    for (e, r) in selected.iter().zip(results) {
+        let r = r?;
         sections.push_str(&format!(
             "<h2>{}</h2>\n<p>{}<br>Source: {}<br>Setup: {}</p>\n",
             html_escape(e.name),
