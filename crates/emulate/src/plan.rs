@@ -557,6 +557,14 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     if s.tcp.hz != 1000 {
         notes.push(format!("tcp.hz = {}: the kernel's timers tick at its own CONFIG_HZ", s.tcp.hz));
     }
+    if b.cfg.gro || b.cfg.rx_coalesce.ns() > 0 {
+        notes.push(format!(
+            "topology.gro = {} and rx_coalesce = {} µs model a host's receive path in the simulator; the emulation \
+             keeps GRO off on its veth links (queues hold wire-sized packets) and veth has no interrupt coalescing",
+            b.cfg.gro,
+            b.cfg.rx_coalesce.ns() as f64 / 1e3
+        ));
+    }
     if b.cfg.host_jitter.ns() > 0 {
         notes.push(format!(
             "topology.host_jitter = {} µs is the simulator's stand-in for host timing noise; the kernel brings its own",

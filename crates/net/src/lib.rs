@@ -5,6 +5,7 @@
 //! - `queue.rs`  — port queues: drop-tail, step ECN marking at K, RED as Linux tc-red, per-DSCP
 //!   classes;
 //! - `fq.rs`     — the fq qdisc (sch_fq): per-socket round robin and departure-time pacing;
+//! - `gro.rs`    — generic receive offload at a host's NIC: in-order segments merged per poll;
 //! - `topology.rs` — nodes, links, routes (shortest paths, ECMP by flow hash);
 //! - `sim.rs`    — the event loop: one pending event per port transmission, per link, per
 //!   endpoint timer;
@@ -12,6 +13,7 @@
 
 mod flows;
 mod fq;
+mod gro;
 mod packet;
 mod queue;
 mod sim;

@@ -2,11 +2,12 @@
 //! transmission, a link the arrival of its head packet, an endpoint its earliest timer.
 
 use crate::flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
+use crate::gro::{gro_poll, GroIn, GroOut};
 use crate::packet::{Packet, Payload};
 use crate::queue::{EnqueueResult, PortQueue, QueueStats};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
-use ccsim_tcp::{Ecn, Endpoint, QdiscDrop, Segment, TcpInfo, TcpStats};
+use ccsim_tcp::{Ecn, Endpoint, QdiscDrop, Segment, TcpFlags, TcpInfo, TcpStats};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +23,8 @@ enum Ev {
     FlowStop(u32),
     Ping(u32),
     Sample,
+    /// A host's NIC raises its receive interrupt: the packets it holds go up the stack.
+    RxFlush(u32),
 }
 
 /// Run-wide settings.
@@ -40,6 +43,11 @@ pub struct SimConfig {
     /// Host timing noise: a packet leaving a host NIC arrives up to this much later (uniform,
     /// FIFO order kept). Zero: hosts are perfectly periodic, as idealised simulators assume.
     pub host_jitter: SimTime,
+    /// Receive interrupt coalescing (`ethtool -C rx-usecs`): a host NIC hands what it received
+    /// to the stack this long after the first packet of a batch. Zero: at once, one by one.
+    pub rx_coalesce: SimTime,
+    /// Generic receive offload in each host's receive path (`gro.rs`).
+    pub gro: bool,
 }
 
 struct Port {
@@ -123,6 +131,8 @@ pub struct Sim {
     prefetch_next: bool,
     /// Each host's NIC port (`u32::MAX` for switches).
     host_nic: Vec<u32>,
+    /// Per node: packets a host's NIC received and has not yet handed up (coalescing or GRO).
+    rx_batch: Vec<Vec<PoolId>>,
     /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
     fq_nic: Vec<u32>,
     conns: Vec<Conn>,
@@ -261,6 +271,7 @@ impl Sim {
             routes,
             paths,
             prefetch_next,
+            rx_batch: vec![Vec::new(); host_nic.len()],
             host_nic,
             fq_nic,
             conns,
@@ -310,6 +321,7 @@ impl Sim {
                 }
                 Ev::Ping(i) => self.ping(i as usize, now),
                 Ev::Sample => self.sample(now),
+                Ev::RxFlush(n) => self.rx_flush(n as usize, now),
             }
             if now >= next_progress {
                 progress(now);
@@ -632,12 +644,84 @@ impl Sim {
         let node = port.to;
         let dst = self.pool.get(id).dst;
         if node == dst {
+            if self.cfg.gro || self.cfg.rx_coalesce > SimTime::ZERO {
+                let batch = &mut self.rx_batch[node.0 as usize];
+                if batch.is_empty() {
+                    self.q.schedule(now + self.cfg.rx_coalesce, Ev::RxFlush(node.0));
+                }
+                batch.push(id);
+                return;
+            }
             self.deliver(id, now);
         } else if self.topo.kinds[node.0 as usize] == NodeKind::Switch {
             self.forward(node, id, now);
         } else {
             self.pool.free(id); // a host never forwards
         }
+    }
+
+    /// The NIC's receive interrupt (`napi_schedule` after rx-usecs): polls of up to 64 packets
+    /// (`NAPI_POLL_WEIGHT`), each through GRO if on, whose end flushes what GRO holds.
+    fn rx_flush(&mut self, node: usize, now: SimTime) {
+        let batch = std::mem::take(&mut self.rx_batch[node]);
+        for poll in batch.chunks(NAPI_POLL_WEIGHT) {
+            if !self.cfg.gro {
+                for &id in poll {
+                    self.deliver(id, now);
+                }
+                continue;
+            }
+            let skbs = {
+                let ins: Vec<GroIn> = poll
+                    .iter()
+                    .map(|&id| {
+                        let p = self.pool.get(id);
+                        match &p.payload {
+                            Payload::Tcp { conn, to_server, seg } => {
+                                GroIn { id, flow: Some((*conn, *to_server)), seg: Some(seg), ecn: p.ecn }
+                            }
+                            _ => GroIn { id, flow: None, seg: None, ecn: p.ecn },
+                        }
+                    })
+                    .collect();
+                gro_poll(&ins)
+            };
+            for skb in skbs {
+                if skb.ids.len() == 1 {
+                    self.deliver(skb.ids[0], now);
+                } else {
+                    self.deliver_gro(&skb, now);
+                }
+            }
+        }
+        // Give the emptied batch's buffer back.
+        let mut batch = batch;
+        batch.clear();
+        if self.rx_batch[node].is_empty() {
+            self.rx_batch[node] = batch;
+        }
+    }
+
+    /// Hand a GRO skb of several segments to its endpoint as one segment.
+    fn deliver_gro(&mut self, skb: &GroOut, now: SimTime) {
+        let first = self.pool.get(skb.ids[0]);
+        let Payload::Tcp { conn, to_server, seg } = first.payload else { unreachable!("GRO merges TCP only") };
+        let (ci, server) = (conn as usize, to_server);
+        let mut seg = seg;
+        seg.ecn = first.ecn;
+        seg.len = skb.len;
+        seg.flags = TcpFlags(seg.flags.0 | skb.extra_flags);
+        let n = skb.ids.len() as u64;
+        self.stats.packets_delivered += n;
+        self.stats.data_packets_delivered += n;
+        for &id in &skb.ids {
+            self.pool.free(id);
+        }
+        self.settle_nic(ci, server, now);
+        let c = &mut self.conns[ci];
+        let ep = if server { &mut c.server } else { &mut c.client };
+        ep.on_segment_gro(now, &seg, skb.gso_size, skb.ids.len() as u32, &mut self.out);
+        self.after_endpoint(ci, server, now);
     }
 
     fn deliver(&mut self, id: PoolId, now: SimTime) {
@@ -954,6 +1038,9 @@ impl Sim {
         }
     }
 }
+
+/// `NAPI_POLL_WEIGHT`: packets a receive poll takes before GRO flushes.
+const NAPI_POLL_WEIGHT: usize = 64;
 
 /// Networks with at least this many ports prefetch the next event's packet (S2's star has 40
 /// ports and gains nothing; a k=4 fat tree has 96 and gains 5 %).

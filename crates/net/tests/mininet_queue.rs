@@ -72,6 +72,8 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
         series: false,
         l2_overhead: 0,
         host_jitter: SimTime::ZERO,
+        rx_coalesce: SimTime::ZERO,
+        gro: false,
     };
     let mut sim = Sim::new(cfg, t, flows, vec![]).unwrap();
     sim.run();

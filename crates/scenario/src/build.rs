@@ -874,6 +874,13 @@ pub fn build(s: &Scenario) -> Result<Built> {
     if host_jitter > SimTime::from_ms(1) {
         return Err(Error::new("topology.host_jitter", "0 to 1ms (host timing noise, typically a few µs)"));
     }
+    let rx_coalesce = duration(&s.topology.rx_coalesce, "topology.rx_coalesce", false)?;
+    if rx_coalesce > SimTime::from_ms(1) {
+        return Err(Error::new(
+            "topology.rx_coalesce",
+            "0 to 1ms (NIC receive interrupt coalescing, typically tens of µs)",
+        ));
+    }
     let cfg = SimConfig {
         seed: s.run.seed,
         duration: duration_t,
@@ -882,6 +889,8 @@ pub fn build(s: &Scenario) -> Result<Built> {
         series: s.record.series,
         l2_overhead: s.run.l2_overhead,
         host_jitter,
+        rx_coalesce,
+        gro: s.topology.gro,
     };
     Ok(Built { cfg, topo, flows, pings, monitor_names, warmup })
 }

@@ -573,6 +573,14 @@ pub struct TopologySpec {
     /// ns-3 model them (and the fastest to simulate).
     #[serde(default = "d_host_jitter")]
     pub host_jitter: Quantity,
+    /// Receive interrupt coalescing at every host NIC (`ethtool -C rx-usecs`): received packets
+    /// go up the stack in a batch this long after the first of them. Default "0us": each at once.
+    #[serde(default = "d_rx_coalesce")]
+    pub rx_coalesce: Quantity,
+    /// Generic receive offload in every host's receive path: within a batch, in-order segments
+    /// of a connection reach TCP as one skb (one ACK where there were several). Default false.
+    #[serde(default)]
+    pub gro: bool,
     /// Queue names for switch egress ports and host NICs (defaults "switch", "nic").
     #[serde(default = "d_switch_q")]
     pub switch_queue: String,
@@ -818,6 +826,9 @@ fn d_switch() -> String {
 }
 fn d_rate() -> Quantity {
     "10Gbps".into()
+}
+fn d_rx_coalesce() -> Quantity {
+    "0us".into()
 }
 fn d_host_jitter() -> Quantity {
     "2us".into()

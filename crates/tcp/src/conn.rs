@@ -10,10 +10,28 @@ use ccsim_cc::CongestionOps;
 use ccsim_engine::SimTime;
 
 impl Endpoint {
+    /// Process a GRO skb: `seg` carries the payload of `gso_segs` segments of `gso_size` bytes
+    /// (the last may be shorter), merged by the receiving host's NIC path.
+    pub fn on_segment_gro(
+        &mut self,
+        now: SimTime,
+        seg: &Segment,
+        gso_size: u32,
+        gso_segs: u32,
+        out: &mut Vec<Segment>,
+    ) {
+        self.rx_gso_segs = gso_segs.max(1);
+        self.rx_gso_size = gso_size;
+        self.on_segment(now, seg, out);
+        self.rx_gso_segs = 1;
+        self.rx_gso_size = 0;
+    }
+
     /// Process one incoming segment at `now`; segments to send are appended to `out`.
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
         self.set_now(now);
-        self.stats.segs_in += 1;
+        // tcp_segs_in: a GRO skb counts its segments.
+        self.stats.segs_in += self.rx_gso_segs as u64;
         if seg.flags.has(TcpFlags::RST) {
             return; // resets are not modelled
         }
@@ -90,7 +108,7 @@ impl Endpoint {
         }
         // tcp_queue_rcv, tcp_event_data_recv
         self.stats.hp_hits += 1;
-        self.stats.data_segs_in += 1;
+        self.stats.data_segs_in += self.rx_gso_segs as u64;
         self.sk.rcv_nxt = seg.seq.wrapping_add(seg.len);
         self.stats.bytes_received += seg.len as u64;
         self.event_data_recv(seg, out);

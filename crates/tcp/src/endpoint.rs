@@ -270,6 +270,10 @@ pub struct Endpoint {
     pub(crate) compressed_ack_rcv_nxt: u32,
     pub(crate) dup_ack_counter: u32,
     pub(crate) comp_sack_deadline: Option<SimTime>,
+    /// The segment being received is a GRO skb of this many segments of `rx_gso_size` bytes
+    /// (1 and 0 for a plain segment).
+    pub(crate) rx_gso_segs: u32,
+    pub(crate) rx_gso_size: u32,
 
     pub(crate) stats: TcpStats,
     pub(crate) bytes_read: u64,
@@ -382,6 +386,8 @@ impl Endpoint {
             compressed_ack_rcv_nxt: 0,
             dup_ack_counter: 0,
             comp_sack_deadline: None,
+            rx_gso_segs: 1,
+            rx_gso_size: 0,
             stats: TcpStats::default(),
             bytes_read: 0,
             cfg,

@@ -73,7 +73,7 @@ impl Endpoint {
         if seg.len == 0 && !fin {
             return;
         }
-        self.stats.data_segs_in += (seg.len > 0) as u64;
+        self.stats.data_segs_in += if seg.len > 0 { self.rx_gso_segs as u64 } else { 0 };
         let mut seq = seg.seq;
         let end = seg.seq.wrapping_add(seg.len).wrapping_add(fin as u32);
         if !after(end, self.sk.rcv_nxt) {
@@ -249,10 +249,11 @@ impl Endpoint {
     /// `tcp_event_data_recv`: schedule an ACK, learn the peer's segment size, estimate ato.
     pub(crate) fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         self.schedule_ack();
-        // tcp_measure_rcv_mss
-        if seg.len >= self.ack.rcv_mss {
-            self.ack.rcv_mss = seg.len.min(self.cfg.advmss);
-        } else if seg.len > 0 {
+        // tcp_measure_rcv_mss: a GRO skb is measured by its segment size.
+        let len = if self.rx_gso_size > 0 { self.rx_gso_size } else { seg.len };
+        if len >= self.ack.rcv_mss {
+            self.ack.rcv_mss = len.min(self.cfg.advmss);
+        } else if len > 0 {
             if self.ack.pending & ACK_PUSHED != 0 {
                 self.ack.pending |= ACK_PUSHED2;
             }
