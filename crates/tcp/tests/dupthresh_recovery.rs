@@ -9,20 +9,12 @@ use ccsim_engine::SimTime;
 use ccsim_tcp::{Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
 
 mod common;
-use common::{established_client, PEER_ISS};
+use common::{established_client, sack_sender, PEER_ISS};
 
 /// An established SACK client (no timestamps) with a long transfer; returns it, the time and
 /// its first flight of 10 segments.
 fn sender(rack: bool) -> (Endpoint, SimTime, Vec<Segment>) {
-    let cfg = TcpConfig { cc: CcKind::Reno, rack, ..TcpConfig::default() };
-    let (mut ep, t) = established_client(cfg, |_, _| TcpOptions {
-        mss: Some(1460),
-        sack_permitted: true,
-        wscale: Some(7),
-        ..TcpOptions::default()
-    });
-    let mut out = Vec::new();
-    ep.write(t, 1_000_000, &mut out);
+    let (ep, t, out) = sack_sender(TcpConfig { cc: CcKind::Reno, rack, ..TcpConfig::default() }, 1_000_000);
     assert_eq!(out.len(), 10, "the initial window");
     (ep, t, out)
 }

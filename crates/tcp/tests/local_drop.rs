@@ -4,23 +4,14 @@
 
 use ccsim_cc::{CaState, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions};
+use ccsim_tcp::{Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags};
 
 mod common;
-use common::{established_client, PEER_ISS};
+use common::{sack_sender, PEER_ISS};
 
 /// An established client with `bytes` to send: returns it, the time and its first flight.
 fn sender(bytes: u64) -> (Endpoint, SimTime, Vec<Segment>) {
-    let cfg = TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() };
-    let (mut ep, t) = established_client(cfg, |_, _| TcpOptions {
-        mss: Some(1460),
-        sack_permitted: true,
-        wscale: Some(7),
-        ..TcpOptions::default()
-    });
-    let mut out = Vec::new();
-    ep.write(t, bytes, &mut out);
-    (ep, t, out)
+    sack_sender(TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() }, bytes)
 }
 
 fn ack_of(ack: u32) -> Segment {

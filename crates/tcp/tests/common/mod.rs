@@ -32,3 +32,18 @@ pub fn established_client(
     assert!(ep.is_established());
     (ep, t)
 }
+
+/// An established client whose peer offered MSS 1460, SACK and window scale 7 (no timestamps),
+/// with `bytes` written: returns it, the time and the first flight it sent.
+#[allow(dead_code)] // not every test file uses every helper
+pub fn sack_sender(cfg: TcpConfig, bytes: u64) -> (Endpoint, SimTime, Vec<Segment>) {
+    let (mut ep, t) = established_client(cfg, |_, _| TcpOptions {
+        mss: Some(1460),
+        sack_permitted: true,
+        wscale: Some(7),
+        ..TcpOptions::default()
+    });
+    let mut out = Vec::new();
+    ep.write(t, bytes, &mut out);
+    (ep, t, out)
+}
