@@ -19,12 +19,12 @@ const MAX_HELD: usize = 8;
 /// `GRO_LEGACY_MAX_SIZE`: the largest merged skb, in payload bytes.
 const GRO_MAX_SIZE: u32 = 65536;
 
-/// One packet of a poll, in arrival order: its connection and direction (`None`: not TCP).
+/// One packet of a poll, in arrival order: for a TCP segment, its connection, direction and
+/// the segment (`None`: not TCP).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GroIn<'a> {
     pub id: PoolId,
-    pub flow: Option<(u32, bool)>,
-    pub seg: Option<&'a Segment>,
+    pub tcp: Option<((u32, bool), &'a Segment)>,
     pub ecn: Ecn,
 }
 
@@ -52,12 +52,12 @@ pub(crate) fn gro_poll(pkts: &[GroIn]) -> Vec<GroOut> {
     let mut done = Vec::with_capacity(pkts.len());
     let single = |p: &GroIn| GroOut {
         ids: vec![p.id],
-        len: p.seg.map_or(0, |s| s.len),
+        len: p.tcp.map_or(0, |(_, s)| s.len),
         extra_flags: 0,
-        gso_size: p.seg.map_or(0, |s| s.len),
+        gso_size: p.tcp.map_or(0, |(_, s)| s.len),
     };
     for p in pkts {
-        let (Some(flow), Some(seg)) = (p.flow, p.seg) else {
+        let Some((flow, seg)) = p.tcp else {
             done.push(single(p)); // not TCP: straight up the stack
             continue;
         };
@@ -132,7 +132,7 @@ mod tests {
         let ins: Vec<GroIn> = pkts
             .iter()
             .enumerate()
-            .map(|(i, (f, s, e))| GroIn { id: PoolId(i as u32), flow: Some((*f, true)), seg: Some(s), ecn: *e })
+            .map(|(i, (f, s, e))| GroIn { id: PoolId(i as u32), tcp: Some(((*f, true), s)), ecn: *e })
             .collect();
         gro_poll(&ins).into_iter().map(|o| (o.ids.iter().map(|i| i.0).collect(), o.len, o.extra_flags)).collect()
     }
@@ -176,9 +176,9 @@ mod tests {
         let e = Ecn::NotEct;
         let g = poll(&[(0, seg(0, MSS, 0, 5), e), (0, seg(1, 0, 0, 5), e), (0, seg(1, MSS, 0, 5), e)]);
         assert_eq!(g, vec![(vec![0], MSS, 0), (vec![1], 0, 0), (vec![2], MSS, 0)], "the ACK flushed segment 0");
-        let ping = GroIn { id: PoolId(9), flow: None, seg: None, ecn: e };
+        let ping = GroIn { id: PoolId(9), tcp: None, ecn: e };
         let s0 = seg(0, MSS, 0, 5);
-        let tcp = GroIn { id: PoolId(1), flow: Some((0, true)), seg: Some(&s0), ecn: e };
+        let tcp = GroIn { id: PoolId(1), tcp: Some(((0, true), &s0)), ecn: e };
         let ids: Vec<Vec<u32>> = gro_poll(&[tcp, ping]).iter().map(|o| o.ids.iter().map(|i| i.0).collect()).collect();
         assert_eq!(ids, vec![vec![9], vec![1]], "the ping does not wait for the held skb");
     }

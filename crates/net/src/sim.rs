@@ -678,9 +678,9 @@ impl Sim {
                         let p = self.pool.get(id);
                         match &p.payload {
                             Payload::Tcp { conn, to_server, seg } => {
-                                GroIn { id, flow: Some((*conn, *to_server)), seg: Some(seg), ecn: p.ecn }
+                                GroIn { id, tcp: Some(((*conn, *to_server), seg)), ecn: p.ecn }
                             }
-                            _ => GroIn { id, flow: None, seg: None, ecn: p.ecn },
+                            _ => GroIn { id, tcp: None, ecn: p.ecn },
                         }
                     })
                     .collect();
@@ -694,12 +694,12 @@ impl Sim {
                 }
             }
         }
-        // Give the emptied batch's buffer back.
+        // Keep the buffer: nothing reaches this host while its batch is handed up (every
+        // arrival is an event of its own).
         let mut batch = batch;
         batch.clear();
-        if self.rx_batch[node].is_empty() {
-            self.rx_batch[node] = batch;
-        }
+        debug_assert!(self.rx_batch[node].is_empty());
+        self.rx_batch[node] = batch;
     }
 
     /// Hand a GRO skb of several segments to its endpoint as one segment.

@@ -133,7 +133,7 @@ impl Endpoint {
             return true;
         }
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
-        self.rack_update_reo_wnd(st.rate.prior_delivered, st.rate.prior_mstamp_us != 0);
+        self.rack_update_reo_wnd(st.rate.prior_delivered);
         self.in_ack_event(flag);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);

@@ -50,8 +50,9 @@ impl Endpoint {
     /// `tcp_rack_update_reo_wnd`: widen the reordering window by min_rtt/4 (at most once per
     /// round trip) after a D-SACK that reordering may have caused, keep it for 16 recoveries,
     /// then fall back to one step.
-    pub(crate) fn rack_update_reo_wnd(&mut self, prior_delivered: u32, have_sample: bool) {
-        if !have_sample || prior_delivered == 0 {
+    pub(crate) fn rack_update_reo_wnd(&mut self, prior_delivered: u32) {
+        // No sample on this ACK (prior_delivered 0).
+        if prior_delivered == 0 {
             return;
         }
         // A D-SACK for data sent before the last widening is not new evidence.
@@ -198,31 +199,31 @@ mod tests {
         // A D-SACK: the next ACK with a rate sample widens the window one step.
         ep.sk.delivered = 50;
         ep.rack_dsack_seen = true;
-        ep.rack_update_reo_wnd(40, true);
+        ep.rack_update_reo_wnd(40);
         assert_eq!((ep.rack_reo_wnd_steps, ep.rack_reo_wnd_persist), (2, RACK_RECOVERY_THRESH));
         assert_eq!(ep.rack_reo_wnd(), 200);
         // Another D-SACK for data sent before that widening (delivered 45 < 50) is not new.
         ep.rack_dsack_seen = true;
-        ep.rack_update_reo_wnd(45, true);
+        ep.rack_update_reo_wnd(45);
         assert_eq!(ep.rack_reo_wnd_steps, 2);
         // One sent after it is: a third step, bounded by srtt.
         ep.sk.delivered = 90;
         ep.rack_dsack_seen = true;
-        ep.rack_update_reo_wnd(60, true);
+        ep.rack_update_reo_wnd(60);
         assert_eq!(ep.rack_reo_wnd_steps, 3);
         for _ in 0..20 {
             ep.rack_dsack_seen = true;
             ep.sk.delivered += 10;
             let d = ep.sk.delivered;
-            ep.rack_update_reo_wnd(d - 1, true);
+            ep.rack_update_reo_wnd(d - 1);
         }
         assert_eq!(ep.rack_reo_wnd(), 1000, "never more than srtt");
         // Without D-SACKs the width persists while recoveries are left, then resets.
         ep.rack_reo_wnd_persist = 1;
-        ep.rack_update_reo_wnd(ep.sk.delivered, true);
+        ep.rack_update_reo_wnd(ep.sk.delivered);
         assert!(ep.rack_reo_wnd_steps > 1);
         ep.rack_reo_wnd_persist = 0;
-        ep.rack_update_reo_wnd(ep.sk.delivered, true);
+        ep.rack_update_reo_wnd(ep.sk.delivered);
         assert_eq!(ep.rack_reo_wnd_steps, 1);
     }
 }
