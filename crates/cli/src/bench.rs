@@ -175,7 +175,19 @@ struct Row {
     /// Largest peak RSS over the runs.
     peak_rss_kib: u64,
     repeat: usize,
+    /// How this binary was built (`build_kind`).
+    build: &'static str,
     runs: Vec<Run>,
+}
+
+/// The build measured: `release`, or what `scripts/build-pgo` names in `CCSIM_BUILD` (a
+/// profile-guided build), or `debug` (not worth measuring).
+fn build_kind() -> &'static str {
+    match option_env!("CCSIM_BUILD") {
+        Some(b) if !b.is_empty() => b,
+        _ if cfg!(debug_assertions) => "debug (not optimised: build with --release)",
+        _ => "release",
+    }
 }
 
 /// User CPU time of this process, in seconds: `getrusage(RUSAGE_SELF)`'s `ru_utime`, in
@@ -291,6 +303,7 @@ fn row(b: &Bench, runs: Vec<Run>) -> Result<Row, String> {
         packets_per_cpu_s_max: rates.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
         repeat: runs.len(),
+        build: build_kind(),
         runs,
     })
 }
@@ -331,6 +344,7 @@ fn table(rows: &[Row]) -> String {
     if repeat > 1 {
         t.push_str(&format!("CPU s and pkts/CPU-s: median of {repeat} runs; peak RSS: largest.\n"));
     }
+    t.push_str(&format!("build: {}\n", build_kind()));
     t
 }
 
