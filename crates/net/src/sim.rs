@@ -48,6 +48,9 @@ pub struct SimConfig {
     pub rx_coalesce: SimTime,
     /// Generic receive offload in each host's receive path (`gro.rs`).
     pub gro: bool,
+    /// Let a packet skip its arrival event at a switch port that one link alone feeds
+    /// (`express_ports`): the same results with fewer events. Off only to check that claim.
+    pub express: bool,
 }
 
 struct Port {
@@ -71,6 +74,8 @@ struct Port {
     /// last transmission.
     busy_until: SimTime,
     starts: VecDeque<(SimTime, u32)>,
+    /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
+    last_at: SimTime,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, as (end,
     /// connection, server side, bytes), in order; `wake` is the pending `TsqWake`, scheduled
     /// only while a socket of this host is throttled.
@@ -129,6 +134,11 @@ pub struct Sim {
     paths: Vec<u32>,
     /// Prefetch the next event's packet (networks of `PREFETCH_MIN_PORTS` ports or more).
     prefetch_next: bool,
+    /// Per port: the one port that feeds it, when a packet may skip its arrival event there
+    /// (`express_ports`); `u32::MAX` otherwise. Empty when no port qualifies.
+    express: Vec<u32>,
+    /// The end of the current `run_until`: no packet is taken ahead of an event past it.
+    horizon: SimTime,
     /// Each host's NIC port (`u32::MAX` for switches).
     host_nic: Vec<u32>,
     /// Per node: packets a host's NIC received and has not yet handed up (coalescing or GRO).
@@ -178,6 +188,7 @@ impl Sim {
                     watchdog: None,
                     busy_until: SimTime::ZERO,
                     starts: VecDeque::new(),
+                    last_at: SimTime::ZERO,
                     to,
                     from_host: topo.kinds[from.0 as usize] == NodeKind::Host,
                     rate_bps: l.rate_bps,
@@ -214,6 +225,7 @@ impl Sim {
         let mut q = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
         let mut paths = Vec::new();
+        let mut all_routed = true;
         for (i, f) in flows.into_iter().enumerate() {
             let mut rng = Rng::new(cfg.seed, 0x2000_0000 + i as u64);
             let client = Endpoint::client(f.client.clone(), rng.next_u32());
@@ -228,6 +240,7 @@ impl Sim {
                 None => Packet::NO_PATH,
             };
             let path = [trace(f.src, f.dst), trace(f.dst, f.src)];
+            all_routed &= path.iter().all(|&p| p != Packet::NO_PATH);
             q.schedule(f.start, Ev::FlowStart(i as u32));
             if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
                 q.schedule(t, Ev::FlowStop(i as u32));
@@ -247,7 +260,7 @@ impl Sim {
                 rpc_latencies: Vec::new(),
             });
         }
-        let pings = pings
+        let pings: Vec<_> = pings
             .into_iter()
             .enumerate()
             .map(|(i, p)| {
@@ -262,6 +275,11 @@ impl Sim {
         let nmon = cfg.monitor.len();
         let nflows = conns.len();
         let prefetch_next = ports.len() >= PREFETCH_MIN_PORTS;
+        let express = if cfg.express && all_routed && pings.is_empty() {
+            express_ports(&ports, &topo.kinds, &conns, &paths, &cfg.monitor)
+        } else {
+            Vec::new()
+        };
         Ok(Sim {
             cfg,
             topo,
@@ -271,6 +289,8 @@ impl Sim {
             routes,
             paths,
             prefetch_next,
+            express,
+            horizon: SimTime::ZERO,
             rx_batch: vec![Vec::new(); host_nic.len()],
             host_nic,
             fq_nic,
@@ -295,6 +315,7 @@ impl Sim {
     /// Run until `until` (at most the configured duration), calling `progress` now and then.
     pub fn run_until(&mut self, until: SimTime, mut progress: impl FnMut(SimTime)) {
         let until = until.min(self.cfg.duration);
+        self.horizon = until;
         let mut next_progress = SimTime::ZERO;
         while let Some((now, ev)) = self.q.pop_until(until) {
             // While this event runs, bring in the packet the next one will read: in a large
@@ -534,10 +555,22 @@ impl Sim {
         if port.from_host && j > 0 {
             // Host timing noise, drawn per packet; the link stays FIFO.
             at += SimTime::from_ns(port.rng.next_u64() % j);
-            if let Some(&(last, _)) = port.pipe.back() {
-                at = at.max(last);
+            at = at.max(port.last_at);
+        }
+        port.last_at = at;
+        if !self.express.is_empty() && at <= self.horizon {
+            // The next port is fed by this link alone: queue the packet there now, as its
+            // arrival would at `at` (see `express_ports`).
+            let pkt = self.pool.get_mut(id);
+            if pkt.path != Packet::NO_PATH && self.ports[pi].to != pkt.dst {
+                let next = self.paths[pkt.path as usize + pkt.hop as usize] as usize;
+                if self.express[next] == pi as u32 {
+                    pkt.hop += 1;
+                    return self.enqueue_lazy(next, id, at);
+                }
             }
         }
+        let port = &mut self.ports[pi];
         if port.pipe.is_empty() {
             self.q.schedule(at, Ev::Arrive(pi as u32));
         }
@@ -1048,6 +1081,54 @@ const PREFETCH_MIN_PORTS: usize = 64;
 
 /// Hint the CPU to load `x`'s first cache line.
 #[inline(always)]
+/// The switch ports a packet may reach without an arrival event at their switch: per port, the
+/// one lazy port feeding it, or `u32::MAX`. A lazy switch port that every source route enters
+/// from the same link sees its packets in that link's order, so queueing each when it leaves
+/// the link's sender, stamped with its arrival time, decides drops, marks and departures
+/// exactly as the arrival would (a star's port towards a sender takes only the receiver's
+/// ACKs). Not for monitored ports, whose sampled occupancy must not run ahead of the clock, nor
+/// when a packet may go without a source route (pings, unrouted flows).
+fn express_ports(ports: &[Port], kinds: &[NodeKind], conns: &[Conn], paths: &[u32], monitor: &[PortId]) -> Vec<u32> {
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let mut feeder = vec![NONE; ports.len()];
+    for c in conns {
+        for (side, &start) in c.path.iter().enumerate() {
+            // A path runs from the sender's NIC to the port into the receiving host.
+            let dst = if side == 0 { c.spec.dst } else { c.spec.src };
+            let mut k = start as usize;
+            while ports[paths[k] as usize].to != dst {
+                let (from, to) = (paths[k], paths[k + 1] as usize);
+                feeder[to] = match feeder[to] {
+                    NONE => from,
+                    f if f == from => f,
+                    _ => MANY,
+                };
+                k += 1;
+            }
+        }
+    }
+    let mut any = false;
+    for (p, f) in feeder.iter_mut().enumerate() {
+        let ok = *f < MANY
+            && ports[p].queue.lazy
+            && !ports[p].from_host
+            && kinds[ports[p].to.0 as usize] == NodeKind::Host
+            && ports[*f as usize].queue.lazy
+            && !monitor.contains(&PortId(p as u32));
+        if ok {
+            any = true;
+        } else {
+            *f = NONE;
+        }
+    }
+    if any {
+        feeder
+    } else {
+        Vec::new()
+    }
+}
+
 fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and `x` is a valid reference.

@@ -74,6 +74,7 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
         host_jitter: SimTime::ZERO,
         rx_coalesce: SimTime::ZERO,
         gro: false,
+        express: true,
     };
     let mut sim = Sim::new(cfg, t, flows, vec![]).unwrap();
     sim.run();

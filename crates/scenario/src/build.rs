@@ -891,6 +891,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         host_jitter,
         rx_coalesce,
         gro: s.topology.gro,
+        express: true,
     };
     Ok(Built { cfg, topo, flows, pings, monitor_names, warmup })
 }
