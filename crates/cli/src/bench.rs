@@ -44,19 +44,19 @@ const BENCHES: &[Bench] = &[
     },
     Bench {
         name: "S3-k4",
-        what: "S3 shape at k = 4 (16 hosts), 0.1 s (scaling; not run by default)",
+        what: "S3 shape at k = 4 (16 hosts), 0.1 s, for the scaling table",
         default: false,
         toml: || fat_tree(4, "0.1s"),
     },
     Bench {
         name: "S3-k16",
-        what: "S3 shape at k = 16 (1024 hosts), 0.01 s (scaling; not run by default)",
+        what: "S3 shape at k = 16 (1024 hosts), 0.01 s, for the scaling table",
         default: false,
         toml: || fat_tree(16, "0.01s"),
     },
     Bench {
         name: "S1-noise",
-        what: "S1 with the default 2 us of host timing noise (not run by default)",
+        what: "S1 with the default 2 us of host timing noise",
         default: false,
         toml: || star_dctcp_jitter("S1-noise", 2, "2s", "2us"),
     },
