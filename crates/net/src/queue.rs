@@ -252,7 +252,7 @@ impl PortQueue {
     }
 
     /// Offer a packet; it may be marked (CE) or dropped. `pkt` is the packet's contents.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(
         &mut self,
         id: PoolId,

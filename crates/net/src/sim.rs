@@ -93,6 +93,8 @@ struct Conn {
     /// Each direction's source route in `Sim::paths` (`Packet::NO_PATH` if it has none),
     /// indexed by `server` (the side that sends).
     path: [u32; 2],
+    /// Each side's host NIC when it is a lazy port (`u32::MAX` otherwise), indexed by `server`.
+    lazy_nic: [u32; 2],
     timer: [Option<SimTime>; 2],
     established: Option<SimTime>,
     end: Option<SimTime>,
@@ -241,6 +243,11 @@ impl Sim {
             };
             let path = [trace(f.src, f.dst), trace(f.dst, f.src)];
             all_routed &= path.iter().all(|&p| p != Packet::NO_PATH);
+            let nic = |h: NodeId| match host_nic[h.0 as usize] {
+                p if p != u32::MAX && ports[p as usize].queue.lazy => p,
+                _ => u32::MAX,
+            };
+            let lazy_nic = [nic(f.src), nic(f.dst)];
             q.schedule(f.start, Ev::FlowStart(i as u32));
             if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
                 q.schedule(t, Ev::FlowStop(i as u32));
@@ -251,6 +258,7 @@ impl Sim {
                 spec: f,
                 flow_hash,
                 path,
+                lazy_nic,
                 timer: [None, None],
                 established: None,
                 end: None,
@@ -417,6 +425,7 @@ impl Sim {
     }
 
     /// Lazy ports: retire the queued packets whose transmission has begun by `now`.
+    #[inline]
     fn settle(&mut self, pi: usize, now: SimTime) {
         let port = &mut self.ports[pi];
         while let Some(&(start, size)) = port.starts.front() {
@@ -479,14 +488,13 @@ impl Sim {
 
     /// The NIC port of a flow's end (`server`: the receiver's), when it is a lazy host NIC.
     fn lazy_nic(&self, ci: usize, server: bool) -> Option<usize> {
-        let c = &self.conns[ci];
-        let host = if server { c.spec.dst } else { c.spec.src };
-        let pi = self.host_nic[host.0 as usize] as usize;
-        (pi != u32::MAX as usize && self.ports[pi].queue.lazy).then_some(pi)
+        let pi = self.conns[ci].lazy_nic[server as usize];
+        (pi != u32::MAX).then_some(pi as usize)
     }
 
     /// Before a socket runs: its host NIC's finished transmissions return their TSQ budget, and
     /// a socket behind fq learns how many skbs fq would take from it.
+    #[inline]
     fn settle_nic(&mut self, ci: usize, server: bool, now: SimTime) {
         if let Some(pi) = self.lazy_nic(ci, server) {
             if self.ports[pi].tsq.front().is_some_and(|t| t.0 <= now) {
