@@ -141,8 +141,6 @@ pub struct Sim {
     express: Vec<u32>,
     /// The end of the current `run_until`: no packet is taken ahead of an event past it.
     horizon: SimTime,
-    /// Each host's NIC port (`u32::MAX` for switches).
-    host_nic: Vec<u32>,
     /// Per node: packets a host's NIC received and has not yet handed up (coalescing or GRO).
     rx_batch: Vec<Vec<PoolId>>,
     /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
@@ -300,7 +298,6 @@ impl Sim {
             express,
             horizon: SimTime::ZERO,
             rx_batch: vec![Vec::new(); host_nic.len()],
-            host_nic,
             fq_nic,
             conns,
             pings,
