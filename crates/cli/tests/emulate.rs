@@ -5,14 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 fn ccsim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ccsim"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccsim-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(name)
 }
 
 /// The tests share the machine's namespaces and congestion-control names: one at a time.

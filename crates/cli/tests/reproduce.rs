@@ -3,9 +3,12 @@
 
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 #[test]
 fn quick_reproduce_gives_a_row_for_every_metric() {
-    let out = std::env::temp_dir().join(format!("ccsim-test-reproduce-{}", std::process::id()));
+    let out = Scratch::new("reproduce");
     let o = Command::new(env!("CARGO_BIN_EXE_ccsim"))
         .args(["reproduce", "--quick", "--json", "--out"])
         .arg(&out)
@@ -55,7 +58,7 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
 /// one at a time.
 #[test]
 fn parallel_runs_give_the_same_bytes_as_one_at_a_time() {
-    let base = std::env::temp_dir().join(format!("ccsim-test-reproduce-jobs-{}", std::process::id()));
+    let base = Scratch::new("reproduce-jobs");
     let run = |jobs: &str| {
         let out = base.join(jobs);
         let o = Command::new(env!("CARGO_BIN_EXE_ccsim"))

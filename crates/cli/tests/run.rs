@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 fn ccsim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ccsim"))
 }
@@ -12,10 +15,8 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccsim-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(name)
 }
 
 fn run(scenario: &Path, out: &Path) -> serde_json::Value {

@@ -7,6 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::Scratch;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -34,12 +37,14 @@ fn dctcp() -> String {
     root().join("scenarios/mininet-dctcp.toml").display().to_string()
 }
 
-fn scenario(name: &str, text: &str) -> String {
-    let d = std::env::temp_dir().join(format!("ccsim-ss-test-{}", std::process::id()));
+/// Write a scenario file in a scratch directory of its own; the directory goes when the first
+/// value is dropped.
+fn scenario(name: &str, text: &str) -> (Scratch, String) {
+    let d = Scratch::new(&format!("ss-{name}"));
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join(name);
     std::fs::write(&p, text).unwrap();
-    p.display().to_string()
+    (d, p.display().to_string())
 }
 
 /// One socket: the columns of its line and the tokens of its info line.
@@ -252,7 +257,7 @@ stop = "500ms"
 
 #[test]
 fn without_ecn_both_dctcp_ends_fall_back_to_dctcp_reno() {
-    let path = scenario("fallback.toml", FALLBACK);
+    let (_dir, path) = scenario("fallback.toml", FALLBACK);
     let out = ok(&[&path, "--at", "2s"]);
     let socks = parse(&out);
     assert_eq!(socks.len(), 2, "{out}");
@@ -349,7 +354,7 @@ fn filters_select_the_expected_sockets() {
     assert_eq!(at(&["mark", "=", "0x0"]).len(), 4);
     assert_eq!(at(&["mark", "=", "0x1"]).len(), 0);
 
-    let m = scenario("marks.toml", MARKS);
+    let (_mdir, m) = scenario("marks.toml", MARKS);
     let x = pairs(&[("10.0.0.1:40000", "10.0.0.3:5001"), ("10.0.0.3:5001", "10.0.0.1:40000")]);
     let y = pairs(&[("10.0.0.2:40001", "10.0.0.3:5001"), ("10.0.0.3:5001", "10.0.0.2:40001")]);
     let z = pairs(&[("10.0.0.1:40002", "10.0.0.2:5001"), ("10.0.0.2:5001", "10.0.0.1:40002")]);
@@ -435,7 +440,7 @@ fn assert_check_round_trips(name: &str, path: &str) {
     for line in ["[tcp.bbr]", "high_gain = 739", "cwnd_gain = 512", "[tcp.nv]", "nv_pad = 10", "nv_rtt_min_cnt = 2"] {
         assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
     }
-    let again = scenario(name, &text);
+    let (_again_dir, again) = scenario(&format!("again-{name}"), &text);
     assert_eq!(check(&again), text);
 }
 
@@ -476,7 +481,7 @@ fn bbr_parts(info: &[String]) -> Vec<(String, String)> {
 
 #[test]
 fn bbr_sockets_show_bbr_info_as_ss_prints_it() {
-    let path = scenario("bbr.toml", BBR);
+    let (_dir, path) = scenario("bbr.toml", BBR);
     let out = ok(&[&path, "--at", "100ms"]);
     let socks = parse(&out);
     assert_eq!(socks.len(), 4, "{out}");
@@ -555,7 +560,7 @@ dst = ["c"]
 
 #[test]
 fn nv_sockets_show_vegas_info_and_the_base_rtt_reaches_the_matching_flow_only() {
-    let path = scenario("nv.toml", NV);
+    let (_dir, path) = scenario("nv.toml", NV);
     let out = ok(&[&path, "--at", "100ms"]);
     let socks = parse(&out);
     assert_eq!(socks.len(), 4, "{out}");
@@ -599,7 +604,7 @@ fn nv_sockets_show_vegas_info_and_the_base_rtt_reaches_the_matching_flow_only() 
 
 #[test]
 fn base_rtt_rules_with_unknown_hosts_fail_naming_the_field() {
-    let path = scenario("nv-bad.toml", &NV.replace("dst = [\"c\"]\n", "dst = [\"c\", \"q\"]\n"));
+    let (_dir, path) = scenario("nv-bad.toml", &NV.replace("dst = [\"c\"]\n", "dst = [\"c\", \"q\"]\n"));
     let e = err(&[&path, "--at", "100ms"]);
     assert!(
         e.contains("field `base_rtt[0].dst`") && e.contains("unknown host \"q\"") && e.contains("\"a\", \"b\", \"c\""),
