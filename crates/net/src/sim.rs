@@ -1091,8 +1091,11 @@ const PREFETCH_MIN_PORTS: usize = 64;
 /// from the same link sees its packets in that link's order, so queueing each when it leaves
 /// the link's sender, stamped with its arrival time, decides drops, marks and departures
 /// exactly as the arrival would (a star's port towards a sender takes only the receiver's
-/// ACKs). Not for monitored ports, whose sampled occupancy must not run ahead of the clock, nor
-/// when a packet may go without a source route (pings, unrouted flows).
+/// ACKs). Only ports facing a host: the next arrival's event is scheduled earlier than it
+/// would be, and at a switch two arrivals on the same nanosecond could then swap order; at a
+/// host only the host's own timers can share its nanosecond. Not for monitored ports, whose
+/// sampled occupancy must not run ahead of the clock, nor when a packet may go without a source
+/// route (pings, unrouted flows).
 fn express_ports(ports: &[Port], kinds: &[NodeKind], conns: &[Conn], paths: &[u32], monitor: &[PortId]) -> Vec<u32> {
     const NONE: u32 = u32::MAX;
     const MANY: u32 = u32::MAX - 1;
