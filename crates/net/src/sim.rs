@@ -1084,8 +1084,6 @@ const NAPI_POLL_WEIGHT: usize = 64;
 /// ports and gains nothing; a k=4 fat tree has 96 and gains 5 %).
 const PREFETCH_MIN_PORTS: usize = 64;
 
-/// Hint the CPU to load `x`'s first cache line.
-#[inline(always)]
 /// The switch ports a packet may reach without an arrival event at their switch: per port, the
 /// one lazy port feeding it, or `u32::MAX`. A lazy switch port that every source route enters
 /// from the same link sees its packets in that link's order, so queueing each when it leaves
@@ -1137,6 +1135,8 @@ fn express_ports(ports: &[Port], kinds: &[NodeKind], conns: &[Conn], paths: &[u3
     }
 }
 
+/// Hint the CPU to load `x`'s first cache line.
+#[inline(always)]
 fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and `x` is a valid reference.
