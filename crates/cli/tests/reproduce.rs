@@ -51,7 +51,6 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
     assert_eq!(find("NV's ping RTT far below CUBIC's")["verdict"], "shape");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Quick mode") && html.matches("<svg").count() >= 8, "report lacks figures");
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Experiments run in parallel (`--jobs`), and the scorecard and every file are the same bytes as
@@ -100,5 +99,4 @@ fn parallel_runs_give_the_same_bytes_as_one_at_a_time() {
     let o = Command::new(env!("CARGO_BIN_EXE_ccsim")).args(["reproduce", "--jobs", "0"]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--jobs"), "{}", String::from_utf8_lossy(&o.stderr));
-    let _ = std::fs::remove_dir_all(&base);
 }

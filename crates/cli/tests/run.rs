@@ -42,7 +42,6 @@ fn mininet_dctcp_queue_stays_near_k_at_full_rate() {
     for f in ["config.resolved.toml", "queue_s_c.csv", "queue_s_c.svg", "queue_cdf.svg", "flows.csv", "cwnd.svg"] {
         assert!(out.join(f).exists(), "{f} missing");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -53,7 +52,6 @@ fn mininet_tcp_queue_sits_near_the_buffer() {
     assert!(q["p50"].as_f64().unwrap() >= 150.0, "TCP queue p50 {}", q["p50"]);
     assert!(q["utilisation"].as_f64().unwrap() >= 0.95);
     assert!(q["drops"].as_u64().unwrap() > 0, "a drop-tail queue that never drops was never full");
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -65,8 +63,6 @@ fn same_seed_gives_byte_identical_summary() {
     let (sa, sb) = (std::fs::read(a.join("summary.json")).unwrap(), std::fs::read(b.join("summary.json")).unwrap());
     assert_eq!(sa, sb);
     assert_eq!(std::fs::read(a.join("queue_s_c.csv")).unwrap(), std::fs::read(b.join("queue_s_c.csv")).unwrap());
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }
 
 #[test]
@@ -79,8 +75,6 @@ fn resolved_config_runs_to_the_same_result() {
     for field in ["rto_min", "delack_min", "shift_g", "hystart", "l2_overhead", "mark_at"] {
         assert!(text.contains(field), "resolved config lacks the default for {field}");
     }
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }
 
 /// Write `text` as a scenario, run it, and return (exit status, stderr, whether the out dir exists).
@@ -93,7 +87,6 @@ fn bad(name: &str, text: &str) -> (i32, String, bool) {
     let o = ccsim().arg("run").arg(&file).arg("--out").arg(&out).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     let exists = out.exists();
-    let _ = std::fs::remove_dir_all(&dir);
     (o.status.code().unwrap_or(-1), err, exists)
 }
 
@@ -187,5 +180,4 @@ fn the_fq_example_shares_the_nic_per_socket() {
     assert_eq!(g.len(), 2);
     assert!(g[0].min(g[1]) / g[0].max(g[1]) > 0.95, "CUBIC and BBR through fq: {g:?}");
     assert_eq!(s["queues"][0]["classes"][0]["name"], "fq");
-    let _ = std::fs::remove_dir_all(&out);
 }
