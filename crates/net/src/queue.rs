@@ -135,15 +135,20 @@ struct RedState {
     idle_since: Option<SimTime>,
 }
 
+// `packets` and `bytes` are kept apart in memory: a lazy port's departure updates them with two
+// 8-byte stores and the next arrival reads them right after; stored side by side, the arrival's
+// update was compiled into one 16-byte load that cannot take its data from two pending stores
+// (a store-forwarding stall: S1 spent about 14 % of its enqueue time on that one load).
+#[repr(C)]
 pub struct Class {
     pub spec: ClassSpec,
+    pub packets: u64,
     /// The packets themselves, in order: only on ports run with transmission events (a lazy
     /// port needs the count alone).
     pub fifo: VecDeque<PoolId>,
-    pub packets: u64,
     pub bytes: u64,
-    pub stats: QueueStats,
     red: RedState,
+    pub stats: QueueStats,
 }
 
 /// What happened to an arriving packet.
