@@ -1,7 +1,7 @@
 //! The send path (tcp_output.c).
 
 use crate::endpoint::*;
-use crate::segment::{Ecn, Segment, TcpFlags, TcpOptions};
+use crate::segment::{Ecn, Segment, TcpFlags, TcpOptions, BLANK_SEGMENT};
 use crate::seq::{after, before};
 use ccsim_cc::{CaEvent, CongestionOps};
 use ccsim_engine::SimTime;
@@ -329,33 +329,51 @@ impl Endpoint {
         opts.sack_len = n as u8;
     }
 
+    /// Append an established connection's segment to `out` with its options (timestamps, SACK
+    /// blocks): a blank segment copied from static memory, then each field written where the
+    /// segment lies. Built on the stack and then copied, the segment was read back with wide
+    /// loads while the narrow stores that had built it were still pending (a store-forwarding
+    /// stall on every send).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn push_segment<'o>(
+        &mut self,
+        out: &'o mut Vec<Segment>,
+        seq: u32,
+        ack: u32,
+        len: u32,
+        flags: u8,
+        win: u16,
+        ecn: Ecn,
+        tstamp_ns: u64,
+    ) -> &'o Segment {
+        out.push(BLANK_SEGMENT);
+        let seg = out.last_mut().expect("just pushed");
+        seg.seq = seq;
+        seg.ack = ack;
+        seg.len = len;
+        seg.flags = TcpFlags(flags);
+        seg.win = win;
+        seg.ecn = ecn;
+        seg.tstamp_ns = tstamp_ns;
+        if self.ts_ok {
+            seg.opts.timestamp = Some((self.ts_val(), self.ts_recent));
+        }
+        self.sack_options(&mut seg.opts);
+        seg
+    }
+
     /// `__tcp_transmit_skb` for a data or FIN segment (never a SYN).
     pub(crate) fn transmit(&mut self, seq: u32, len: u32, skb_flags: u8, retrans: bool, out: &mut Vec<Segment>) {
         let mut flags = (skb_flags & (TcpFlags::FIN | TcpFlags::PSH)) | TcpFlags::ACK;
         let new_data = len > 0 && !retrans && !before(seq, self.sk.snd_nxt);
         let ecn = self.ecn_for(new_data, &mut flags);
-        let mut opts = TcpOptions::default();
-        if self.ts_ok {
-            opts.timestamp = Some((self.ts_val(), self.ts_recent));
-        }
-        self.sack_options(&mut opts);
         let win = self.select_window();
         let tstamp_ns = self.departure_stamp();
-        let seg = Segment {
-            seq,
-            ack: self.sk.rcv_nxt,
-            len,
-            flags: TcpFlags(flags),
-            win,
-            ecn,
-            opts,
-            tstamp_ns,
-            skb_more: false,
-        };
+        let seg = self.push_segment(out, seq, self.sk.rcv_nxt, len, flags, win, ecn, tstamp_ns);
         if len > 0 {
             self.tsq_bytes += (len + seg.header_len()) as u64;
         }
-        out.push(seg);
         self.stats.segs_out += 1;
         if len > 0 {
             self.stats.data_segs_out += 1;
@@ -438,25 +456,10 @@ impl Endpoint {
         if let Some(ece) = ece_override {
             flags = if ece { flags | TcpFlags::ECE } else { flags & !TcpFlags::ECE };
         }
-        let mut opts = TcpOptions::default();
-        if self.ts_ok {
-            opts.timestamp = Some((self.ts_val(), self.ts_recent));
-        }
-        self.sack_options(&mut opts);
         let win = self.select_window();
         // tcp_acceptable_seq
         let seq = self.sk.snd_nxt;
-        out.push(Segment {
-            seq,
-            ack: rcv_nxt,
-            len: 0,
-            flags: TcpFlags(flags),
-            win,
-            ecn,
-            opts,
-            tstamp_ns,
-            skb_more: false,
-        });
+        self.push_segment(out, seq, rcv_nxt, 0, flags, win, ecn, tstamp_ns);
         self.stats.segs_out += 1;
         self.event_ack_sent(rcv_nxt);
     }

@@ -70,6 +70,20 @@ impl TcpOptions {
     }
 }
 
+/// A segment with every field zero, which `push_segment` copies and fills in (a `static`, not a
+/// `const`: a constant is rebuilt on the stack at each use).
+pub(crate) static BLANK_SEGMENT: Segment = Segment {
+    seq: 0,
+    ack: 0,
+    len: 0,
+    flags: TcpFlags(0),
+    win: 0,
+    ecn: Ecn::NotEct,
+    opts: TcpOptions { mss: None, wscale: None, sack_permitted: false, timestamp: None, sack: [(0, 0); 4], sack_len: 0 },
+    tstamp_ns: 0,
+    skb_more: false,
+};
+
 /// A TCP segment as the endpoint sees it: header fields, options and the IP ECN field. There is
 /// no payload, only its length: ccsim moves sequence numbers, not bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
