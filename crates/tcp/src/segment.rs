@@ -79,7 +79,14 @@ pub(crate) static BLANK_SEGMENT: Segment = Segment {
     flags: TcpFlags(0),
     win: 0,
     ecn: Ecn::NotEct,
-    opts: TcpOptions { mss: None, wscale: None, sack_permitted: false, timestamp: None, sack: [(0, 0); 4], sack_len: 0 },
+    opts: TcpOptions {
+        mss: None,
+        wscale: None,
+        sack_permitted: false,
+        timestamp: None,
+        sack: [(0, 0); 4],
+        sack_len: 0,
+    },
     tstamp_ns: 0,
     skb_more: false,
 };
