@@ -118,9 +118,14 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
     let (dd_ping, dd_fair) = (summarize(&dd.ping_ms), jain_fairness(&dd.tput));
     // The seed's kernel predates RACK (Linux 4.4): the same CUBIC run with the duplicate-ACK
     // threshold alone, to see whether its loss detection explains the timeouts.
-    let no_rack = scenario(false, ctx.quick, None).replacen("mss = 8960\n", "mss = 8960\nrack = false\n", 1);
+    let cubic_text = scenario(false, ctx.quick, None);
+    let no_rack = cubic_text.replacen("\n[tcp]\n", "\n[tcp]\nrack = false\n", 1);
+    if no_rack == cubic_text {
+        return Err(format!("{NAME}: the scenario has no [tcp] table to turn RACK off in"));
+    }
     let cubic_dupthresh = ctx.run(NAME, "cubic-no-rack", &no_rack)?;
     let (c, d) = (stats(&cubic), stats(&dctcp));
+    let c_fair = jain_fairness(&c.tput);
     let flows_sum =
         |o: &Outcome, f: fn(&ccsim_scenario::FlowSummary) -> u64| -> u64 { o.summary.flows.iter().map(f).sum() };
     let (nr_rto, nr_other, nr_fr) = (
@@ -161,7 +166,7 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
         buffer, so CUBIC's overflow losses are repaired by fast recovery. With the seed-era loss detection (no RACK, \
         tcp.rack = false) CUBIC takes {nr_rto} RTOs in {nr_fr} recoveries, {nr_other} of them \
         \"other\" timeouts: an \"other\" timeout needs a flow's whole window and its tail loss probe lost, which ccsim's \
-        near-equal CUBIC windows (fairness 0.99) do not produce. The seed's own figures rule out 200-ms timeouts of \
+        near-equal CUBIC windows (fairness {c_fair:.3}) do not produce. The seed's own figures rule out 200-ms timeouts of \
         the test flows: its CUBIC flows took 123 to 207 timeouts each in 30 s, which at Linux's minimum RTO of 200 ms \
         would stall every flow for at least 24.6 of the 30 s, yet the slowest flow moved 403 Mb/s (77 % of the mean); so its \
         hosts ran a lower rto_min (ccsim still takes none with rto_min 1-10 ms, with or without RACK, nor with GRO \
@@ -283,7 +288,7 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
     trows.push(vec![
         "fairness".into(),
         fmt(seed_fair.0),
-        format!("{:.3}", jain_fairness(&c.tput)),
+        format!("{c_fair:.3}"),
         fmt(seed_fair.1),
         format!("{:.3}", jain_fairness(&d.tput)),
     ]);
