@@ -8,8 +8,10 @@ mod pool;
 mod queue;
 mod rng;
 mod time;
+mod wheel;
 
 pub use pool::{Pool, PoolId};
-pub use queue::EventQueue;
+pub use queue::{EventQueue, HeapQueue};
 pub use rng::Rng;
 pub use time::SimTime;
+pub use wheel::WheelQueue;

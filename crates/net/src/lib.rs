@@ -28,5 +28,5 @@ pub use queue::{
 /// A port's queue, for the micro-benchmarks (the simulator owns its ports).
 #[doc(hidden)]
 pub use queue::{EnqueueResult, PortQueue};
-pub use sim::{PortSample, RunStats, Sim, SimConfig};
+pub use sim::{EventList, PortSample, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

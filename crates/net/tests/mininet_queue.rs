@@ -75,11 +75,12 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
         rx_coalesce: SimTime::ZERO,
         gro: false,
         express: true,
+        event_list: Default::default(),
     };
     let mut sim = Sim::new(cfg, t, flows, vec![]).unwrap();
     sim.run();
     let util = sim.port_utilisation(bottleneck, SimTime::from_secs(secs));
-    let q = sim.queue_samples[0].clone();
+    let q = sim.queue_samples()[0].clone();
     (q, util, sim.flow_records())
 }
 

@@ -892,6 +892,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         rx_coalesce,
         gro: s.topology.gro,
         express: true,
+        event_list: Default::default(),
     };
     Ok(Built { cfg, topo, flows, pings, monitor_names, warmup })
 }

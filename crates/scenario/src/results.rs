@@ -121,7 +121,7 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
     let mut queues = Vec::new();
     for (k, p) in monitor.iter().enumerate() {
         let mut h = IntHistogram::new();
-        for &v in sim.queue_samples[k].iter().skip(skip) {
+        for &v in sim.queue_samples()[k].iter().skip(skip) {
             h.record(v as u64);
         }
         let s = h.summary();
@@ -235,30 +235,31 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     let mut cdf_series = Vec::new();
     for (k, name) in out.built_names.iter().enumerate() {
         let fname = file_name(name);
-        if !sim.queue_series[k].is_empty() {
+        if !sim.queue_series()[k].is_empty() {
             let mut w = CsvWriter::new(
                 std::io::BufWriter::new(std::fs::File::create(dir.join(format!("queue_{fname}.csv")))?),
                 &["t_s", "packets", "bytes"],
             )?;
-            for s in &sim.queue_series[k] {
+            for s in &sim.queue_series()[k] {
                 w.write_nums(&[s.t.secs_f64(), s.packets as f64, s.bytes as f64])?;
             }
             w.flush()?;
-            let pts: Vec<(f64, f64)> = sim.queue_series[k].iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect();
+            let pts: Vec<(f64, f64)> =
+                sim.queue_series()[k].iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect();
             let mut plot = Plot::new(format!("Queue occupancy at {name}"), "time (s)", "packets");
             plot.kind = PlotKind::Line;
             plot.series.push(Series::new(name.clone(), pts));
             std::fs::write(dir.join(format!("queue_{fname}.svg")), plot.to_svg(900, 420))?;
         }
         let skip = (out.warmup.secs_f64() / iv) as usize;
-        let vals: Vec<f64> = sim.queue_samples[k].iter().skip(skip).map(|&v| v as f64).collect();
+        let vals: Vec<f64> = sim.queue_samples()[k].iter().skip(skip).map(|&v| v as f64).collect();
         cdf_series.push((name.clone(), vals));
     }
     if !cdf_series.is_empty() {
         let plot = cdf_plot("CDF of queue occupancy", "packets", cdf_series);
         std::fs::write(dir.join("queue_cdf.svg"), plot.to_svg(700, 420))?;
     }
-    if sim.flow_series.iter().any(|s| !s.is_empty()) {
+    if sim.flow_series().iter().any(|s| !s.is_empty()) {
         let mut w = CsvWriter::new(
             std::io::BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?),
             &["t_s", "flow", "cwnd", "goodput_mbps", "srtt_us"],
@@ -266,7 +267,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
         let names: Vec<String> = out.summary.flows.iter().map(|f| f.name.clone()).collect();
         let mut cwnd_plot = Plot::new("Congestion window", "time (s)", "cwnd (packets)");
         let mut tput_plot = Plot::new("Goodput", "time (s)", "Mb/s");
-        for (i, series) in sim.flow_series.iter().enumerate() {
+        for (i, series) in sim.flow_series().iter().enumerate() {
             let mut prev = 0u64;
             let mut cw = Vec::with_capacity(series.len());
             let mut tp = Vec::with_capacity(series.len());

@@ -99,7 +99,7 @@ interval = "500ms"
 /// Per-flow goodput (Gb/s) over consecutive sampling intervals, labelled by interval start.
 fn rates(o: &Outcome) -> Vec<(f64, f64, f64)> {
     let iv = o.interval.secs_f64();
-    let (s1, s2) = (&o.sim.flow_series[0], &o.sim.flow_series[1]);
+    let (s1, s2) = (&o.sim.flow_series()[0], &o.sim.flow_series()[1]);
     (1..s1.len().min(s2.len()))
         .map(|i| {
             let r = |s: &[(SimTime, u32, u64, u32)]| (s[i].2 - s[i - 1].2) as f64 * 8.0 / iv / 1e9;

@@ -334,7 +334,8 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
     let mut q = Plot::new("Queue occupancy at the receiver's port", "time (s)", "bytes");
     q.kind = PlotKind::Line;
     for (l, o) in [("CUBIC", &cubic), ("DCTCP", &dctcp)] {
-        q.series.push(Series::new(l, o.sim.queue_series[0].iter().map(|s| (s.t.secs_f64(), s.bytes as f64)).collect()));
+        q.series
+            .push(Series::new(l, o.sim.queue_series()[0].iter().map(|s| (s.t.secs_f64(), s.bytes as f64)).collect()));
     }
     html.push_str(&figure("Queue occupancy (bytes, all classes)", q.to_svg(900, 360)));
     Ok(ExpOutput { rows, html })
