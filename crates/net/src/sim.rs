@@ -83,9 +83,13 @@ struct Port {
     rng: Rng,
     /// Lazy port (`queue.lazy`: one class with arrival-time AQM): each packet's transmission
     /// start and end are computed when it is queued, so the port needs no `TxDone` events;
-    /// `starts` holds (start, size) of the packets still waiting, `busy_until` the end of the
-    /// last transmission.
+    /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
+    /// waiting, `busy_until` the end of the last transmission. The first waits in the port
+    /// itself (`head_start` = `SimTime::MAX` when none): a port that rarely holds more than one
+    /// packet, as most of a fat tree's do, then never reads its ring.
     busy_until: SimTime,
+    head_start: SimTime,
+    head_size: u32,
     starts: VecDeque<(SimTime, u32)>,
     /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
     last_at: SimTime,
@@ -195,6 +199,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     wake: None,
                     watchdog: None,
                     busy_until: SimTime::ZERO,
+                    head_start: SimTime::MAX,
+                    head_size: 0,
                     starts: VecDeque::new(),
                     last_at: SimTime::ZERO,
                     to,
@@ -433,12 +439,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     #[inline]
     fn settle(&mut self, pi: usize, now: SimTime) {
         let port = &mut self.ports[pi];
-        while let Some(&(start, size)) = port.starts.front() {
-            if start > now {
-                break;
-            }
-            port.starts.pop_front();
-            port.queue.retire_head(start, size);
+        while port.head_start <= now {
+            port.queue.retire_head(port.head_start, port.head_size);
+            (port.head_start, port.head_size) = port.starts.pop_front().unwrap_or((SimTime::MAX, 0));
         }
     }
 
@@ -548,7 +551,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let start = now.max(port.busy_until);
             let end = start + t;
             port.busy_until = end;
-            port.starts.push_back((start, size));
+            if port.head_start == SimTime::MAX {
+                (port.head_start, port.head_size) = (start, size);
+            } else {
+                port.starts.push_back((start, size));
+            }
             port.busy_ns += t.ns();
             port.tx_bytes += wire as u64;
             port.tx_packets += 1;
