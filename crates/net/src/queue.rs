@@ -135,20 +135,25 @@ struct RedState {
     idle_since: Option<SimTime>,
 }
 
+// The fields every packet through a lazy port reads or writes come first (count, limit, AQM,
+// bytes, counters: the first two cache lines), the rest after: a fat tree's thousand ports do
+// not stay in the first-level cache, and each line an arrival touches is a miss.
 // `packets` and `bytes` are kept apart in memory: a lazy port's departure updates them with two
 // 8-byte stores and the next arrival reads them right after; stored side by side, the arrival's
 // update was compiled into one 16-byte load that cannot take its data from two pending stores
 // (a store-forwarding stall: S1 spent about 14 % of its enqueue time on that one load).
 #[repr(C)]
 pub struct Class {
-    pub spec: ClassSpec,
     pub packets: u64,
+    pub limit: QueueLimit,
+    pub aqm: Aqm,
+    pub bytes: u64,
+    pub stats: QueueStats,
+    red: RedState,
     /// The packets themselves, in order: only on ports run with transmission events (a lazy
     /// port needs the count alone).
     pub fifo: VecDeque<PoolId>,
-    pub bytes: u64,
-    red: RedState,
-    pub stats: QueueStats,
+    pub name: String,
 }
 
 /// What happened to an arriving packet.
@@ -158,20 +163,22 @@ pub enum EnqueueResult {
     Dropped,
 }
 
+/// What each packet reads first, the DSCP map (a line of its own) last.
+#[repr(C)]
 pub struct PortQueue {
-    pub classes: Vec<Class>,
-    /// The fq qdisc, when the port runs one (then `classes` is unused).
-    pub(crate) fq: Option<Box<Fq>>,
-    pub scheduler: Scheduler,
-    rr_next: usize,
-    /// DSCP (0..64) → class index.
-    dscp_map: [u8; 64],
-    /// The last drop was RED's (sch_red's congestion_drop, which returns NET_XMIT_CN to the
-    /// sender), not a tail drop (NET_XMIT_DROP).
-    pub congestion_drop: bool,
     /// Run without transmission events (`supports_lazy`, and the owner chose to): packets are
     /// counted, not kept, and leave by `retire_head`.
     pub lazy: bool,
+    /// The last drop was RED's (sch_red's congestion_drop, which returns NET_XMIT_CN to the
+    /// sender), not a tail drop (NET_XMIT_DROP).
+    pub congestion_drop: bool,
+    pub scheduler: Scheduler,
+    pub classes: Vec<Class>,
+    /// The fq qdisc, when the port runs one (then `classes` is unused).
+    pub(crate) fq: Option<Box<Fq>>,
+    rr_next: usize,
+    /// DSCP (0..64) → class index; a port of one class does not read it.
+    dscp_map: [u8; 64],
 }
 
 impl PortQueue {
@@ -188,12 +195,14 @@ impl PortQueue {
                 .classes
                 .iter()
                 .map(|c| Class {
-                    spec: c.clone(),
-                    fifo: VecDeque::new(),
                     packets: 0,
+                    limit: c.limit,
+                    aqm: c.aqm,
                     bytes: 0,
                     stats: QueueStats::default(),
                     red: RedState { qavg: 0.0, qcount: -1, idle_since: None },
+                    fifo: VecDeque::new(),
+                    name: c.name.clone(),
                 })
                 .collect(),
             scheduler: spec.scheduler,
@@ -210,7 +219,7 @@ impl PortQueue {
     pub fn supports_lazy(&self) -> bool {
         self.fq.is_none()
             && self.classes.len() == 1
-            && !matches!(self.classes[0].spec.aqm, Aqm::Step { at: EcnMarkPoint::Dequeue, .. })
+            && !matches!(self.classes[0].aqm, Aqm::Step { at: EcnMarkPoint::Dequeue, .. })
     }
 
     /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`.
@@ -253,7 +262,7 @@ impl PortQueue {
         if let Some(fq) = &self.fq {
             return vec![("fq".into(), fq.stats)];
         }
-        self.classes.iter().map(|c| (c.spec.name.clone(), c.stats)).collect()
+        self.classes.iter().map(|c| (c.name.clone(), c.stats)).collect()
     }
 
     /// Offer a packet; it may be marked (CE) or dropped. `pkt` is the packet's contents.
@@ -266,7 +275,7 @@ impl PortQueue {
         rate_bps: u64,
         rng: &mut Rng,
     ) -> EnqueueResult {
-        let ci = self.dscp_map[(pkt.dscp & 63) as usize] as usize;
+        let ci = if self.classes.len() == 1 { 0 } else { self.dscp_map[(pkt.dscp & 63) as usize] as usize };
         let c = &mut self.classes[ci];
         let size = pkt.size as u64;
         let occupancy = |unit: Unit, c: &Class, extra: u64, extra_bytes: u64| match unit {
@@ -275,11 +284,11 @@ impl PortQueue {
         };
         // The hard limit: tail drop.
         self.congestion_drop = false;
-        if occupancy(c.spec.limit.unit, c, 1, size) > c.spec.limit.value {
+        if occupancy(c.limit.unit, c, 1, size) > c.limit.value {
             c.stats.drops += 1;
             return EnqueueResult::Dropped;
         }
-        match &c.spec.aqm {
+        match &c.aqm {
             Aqm::DropTail => {}
             &Aqm::Step { k, unit, at: EcnMarkPoint::Enqueue, non_ect } => {
                 if occupancy(unit, c, 1, size) > k {
@@ -329,7 +338,7 @@ impl PortQueue {
         c.packets -= 1;
         let p = pool.get_mut(id);
         let mut dropped = false;
-        if let Aqm::Step { k, unit, at: EcnMarkPoint::Dequeue, non_ect } = c.spec.aqm {
+        if let Aqm::Step { k, unit, at: EcnMarkPoint::Dequeue, non_ect } = c.aqm {
             let occ = match unit {
                 Unit::Packets => c.packets + 1,
                 Unit::Bytes => c.bytes,
@@ -370,7 +379,7 @@ fn red_enqueue(
     rate_bps: u64,
     rng: &mut Rng,
 ) -> EnqueueResult {
-    let backlog = match c.spec.limit.unit {
+    let backlog = match c.limit.unit {
         Unit::Packets => c.packets as f64,
         Unit::Bytes => c.bytes as f64,
     };
