@@ -128,21 +128,24 @@ pub struct QueueStats {
     pub bytes_dequeued: u64,
 }
 
+/// `idle_since` first: every port writes it when its queue empties, RED ports alone read the rest.
+#[repr(C)]
 struct RedState {
+    idle_since: Option<SimTime>,
     /// Average queue (the EWMA of the backlog with weight 2^-wlog), unscaled.
     qavg: f64,
     qcount: i64,
-    idle_since: Option<SimTime>,
 }
 
-// The fields every packet through a lazy port reads or writes come first (count, limit, AQM,
-// bytes, counters: the first two cache lines), the rest after: a fat tree's thousand ports do
-// not stay in the first-level cache, and each line an arrival touches is a miss.
+// The fields every packet through a lazy port reads or writes come first, in two cache lines
+// (count, limit, AQM and bytes; counters and the time the queue went idle), the rest after: a
+// fat tree's thousand ports do not stay in the first-level cache, and each line an arrival
+// touches is a miss.
 // `packets` and `bytes` are kept apart in memory: a lazy port's departure updates them with two
 // 8-byte stores and the next arrival reads them right after; stored side by side, the arrival's
 // update was compiled into one 16-byte load that cannot take its data from two pending stores
 // (a store-forwarding stall: S1 spent about 14 % of its enqueue time on that one load).
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Class {
     pub packets: u64,
     pub limit: QueueLimit,
@@ -428,6 +431,24 @@ fn red_enqueue(
 
 #[cfg(test)]
 mod tests {
+    use std::mem::offset_of;
+
+    /// A class's lines as laid out: what a lazy port reads and writes per packet in two.
+    #[test]
+    fn a_class_is_laid_out_by_use() {
+        let line = |off: usize| off / 64;
+        for (name, off, size, want) in [
+            ("packets", offset_of!(Class, packets), 8, 0),
+            ("limit", offset_of!(Class, limit), 16, 0),
+            ("aqm", offset_of!(Class, aqm), std::mem::size_of::<Aqm>(), 0),
+            ("bytes", offset_of!(Class, bytes), 8, 0),
+            ("stats", offset_of!(Class, stats), std::mem::size_of::<QueueStats>(), 1),
+            ("red.idle_since", offset_of!(Class, red), 16, 1),
+        ] {
+            assert_eq!((line(off), line(off + size - 1)), (want, want), "{name} at {off}");
+        }
+    }
+
     use super::*;
     use crate::packet::Payload;
     use crate::topology::NodeId;

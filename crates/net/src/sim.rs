@@ -67,33 +67,37 @@ pub enum EventList {
 }
 
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
-/// the fields a packet through a lazy port reads come first (line 0: times, rate, delay; line 1:
-/// the link and departure rings; line 2: counters and the queue's head), the rest after. A fat
-/// tree's thousand ports do not stay in the first-level cache, and each line touched is a miss.
+/// line 0 holds what an arrival reads (the link's ring and where it leads) and the departure
+/// times an arrival at the port checks, line 1 the rest of what queueing a packet reads and
+/// counts, line 2 the departure ring (read while two or more packets wait) and the queue's
+/// first fields; the rest after. A fat tree's
+/// thousand ports do not stay in the first-level cache, and each line touched is a miss.
 #[repr(C, align(64))]
 struct Port {
+    pipe: VecDeque<(SimTime, PoolId)>,
+    to: NodeId,
+    head_size: u32,
     /// Lazy port (`queue.lazy`: one class with arrival-time AQM): each packet's transmission
     /// start and end are computed when it is queued, so the port needs no `TxDone` events;
     /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
     /// waiting, `busy_until` the end of the last transmission. The first waits in the port
     /// itself (`head_start` = `SimTime::MAX` when none): a port that rarely holds more than one
     /// packet, as most of a fat tree's do, then never reads its ring.
-    busy_until: SimTime,
     head_start: SimTime,
+    busy_until: SimTime,
+    /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
+    from_host: bool,
     /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
     last_at: SimTime,
     delay: SimTime,
     rate_bps: u64,
     loss: f64,
-    to: NodeId,
-    head_size: u32,
-    /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
-    from_host: bool,
-    pipe: VecDeque<(SimTime, PoolId)>,
-    starts: VecDeque<(SimTime, u32)>,
     busy_ns: u64,
     tx_bytes: u64,
     tx_packets: u64,
+    /// Cold, but it fills line 1 so that `starts` begins line 2.
+    link_drops: u64,
+    starts: VecDeque<(SimTime, u32)>,
     queue: PortQueue,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, as (end,
     /// connection, server side, bytes), in order; `wake` is the pending `TsqWake`, scheduled
@@ -101,7 +105,6 @@ struct Port {
     tsq: VecDeque<(SimTime, u32, bool, u64)>,
     wake: Option<SimTime>,
     tx: Option<PoolId>,
-    link_drops: u64,
     rng: Rng,
     /// fq ports: the pending watchdog.
     watchdog: Option<SimTime>,
@@ -1304,6 +1307,32 @@ fn trace_path(topo: &Topology, routes: &Routes, src: NodeId, dst: NodeId, hash: 
         node = topo.port_ends(port).1;
     }
     Some(path)
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// The lines of a port as its doc comment lays them out.
+    #[test]
+    fn a_port_is_laid_out_by_use() {
+        let line = |off: usize| off / 64;
+        for (name, off, size, want) in [
+            ("pipe", offset_of!(Port, pipe), 32, 0),
+            ("to", offset_of!(Port, to), 4, 0),
+            ("head_start", offset_of!(Port, head_start), 8, 0),
+            ("busy_until", offset_of!(Port, busy_until), 8, 0),
+            ("from_host", offset_of!(Port, from_host), 1, 0),
+            ("last_at", offset_of!(Port, last_at), 8, 1),
+            ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
+            ("starts", offset_of!(Port, starts), 32, 2),
+            ("queue", offset_of!(Port, queue), 32, 2),
+        ] {
+            assert_eq!((line(off), line(off + size - 1)), (want, want), "{name} at {off}");
+        }
+        assert_eq!(std::mem::align_of::<Port>(), 64);
+    }
 }
 
 #[cfg(test)]
