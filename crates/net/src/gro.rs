@@ -19,6 +19,9 @@ const MAX_HELD: usize = 8;
 /// `GRO_LEGACY_MAX_SIZE`: the largest merged skb, in payload bytes.
 const GRO_MAX_SIZE: u32 = 65536;
 
+/// Packets a poll may hold (`NAPI_POLL_WEIGHT`): an skb's packets then fit in a fixed array.
+pub(crate) const MAX_POLL: usize = 64;
+
 /// One packet of a poll, in arrival order: for a TCP segment, its connection, direction and
 /// the segment (`None`: not TCP).
 #[derive(Clone, Copy, Debug)]
@@ -28,10 +31,12 @@ pub(crate) struct GroIn<'a> {
     pub ecn: Ecn,
 }
 
-/// A merged skb: the packets in it (first to last), its payload, and its segment size.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A merged skb: its packets (`GroBuf::ids[first..first + n]`, first to last), its payload,
+/// and its segment size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct GroOut {
-    pub ids: Vec<PoolId>,
+    pub first: u16,
+    pub n: u16,
     pub len: u32,
     /// FIN and PSH of the merged segments (`tcp_flag_word(th2) |= flags & (FIN | PSH)`).
     pub extra_flags: u8,
@@ -44,30 +49,62 @@ struct Held {
     ecn: Ecn,
     next_seq: u32,
     out: GroOut,
+    ids: [PoolId; MAX_POLL],
 }
 
-/// Run one poll's packets through GRO; returns the skbs in the order the stack receives them.
-pub(crate) fn gro_poll(pkts: &[GroIn]) -> Vec<GroOut> {
-    let mut held: Vec<Held> = Vec::new();
-    let mut done = Vec::with_capacity(pkts.len());
-    let single = |p: &GroIn| GroOut {
-        ids: vec![p.id],
-        len: p.tcp.map_or(0, |(_, s)| s.len),
-        extra_flags: 0,
-        gso_size: p.tcp.map_or(0, |(_, s)| s.len),
-    };
-    for p in pkts {
+/// What a poll hands up, in order, and room for what it holds; kept from poll to poll, so
+/// that GRO allocates nothing per packet.
+#[derive(Default)]
+pub(crate) struct GroBuf {
+    pub done: Vec<GroOut>,
+    pub ids: Vec<PoolId>,
+    held: Vec<Held>,
+}
+
+impl GroBuf {
+    /// The packets of skb `o`.
+    pub fn ids_of(&self, o: &GroOut) -> &[PoolId] {
+        &self.ids[o.first as usize..(o.first + o.n) as usize]
+    }
+
+    fn finish(&mut self, h: &Held) {
+        let first = self.ids.len() as u16;
+        self.ids.extend_from_slice(&h.ids[..h.out.n as usize]);
+        self.done.push(GroOut { first, ..h.out });
+    }
+
+    fn finish_held(&mut self, i: usize) {
+        let h = self.held.remove(i);
+        self.finish(&h);
+    }
+
+    fn single(&mut self, p: &GroIn) {
+        let len = p.tcp.map_or(0, |(_, s)| s.len);
+        let first = self.ids.len() as u16;
+        self.ids.push(p.id);
+        self.done.push(GroOut { first, n: 1, len, extra_flags: 0, gso_size: len });
+    }
+}
+
+/// One NAPI poll of `n` ≤ `MAX_POLL` packets, the `i`-th given by `pkt(i)`: the skbs it hands
+/// up, in order, in `buf` (cleared first).
+pub(crate) fn gro_poll<'a>(buf: &mut GroBuf, n: usize, pkt: impl Fn(usize) -> GroIn<'a>) {
+    assert!(n <= MAX_POLL, "a poll takes at most {MAX_POLL} packets");
+    buf.done.clear();
+    buf.ids.clear();
+    buf.held.clear();
+    for i in 0..n {
+        let p = pkt(i);
         let Some((flow, seg)) = p.tcp else {
-            done.push(single(p)); // not TCP: straight up the stack
+            buf.single(&p); // not TCP: straight up the stack
             continue;
         };
         let flags = seg.flags.0;
         let end_flags = TcpFlags::URG | TcpFlags::PSH | TcpFlags::RST | TcpFlags::SYN | TcpFlags::FIN;
-        // `mss` is the held skb's gso_size after a merge, 1 when there was none or it failed.
         let mut mss = 1;
         let mut merged = false;
-        if let Some(h) = held.iter().position(|h| h.flow == flow) {
-            let hd = &held[h];
+        if let Some(h) = buf.held.iter().position(|h| h.flow == flow) {
+            let hd = &buf.held[h];
             let fails = flags & TcpFlags::CWR != 0
                 || (flags ^ hd.first.flags.0) & !(TcpFlags::CWR | TcpFlags::FIN | TcpFlags::PSH) != 0
                 || seg.ack != hd.first.ack
@@ -78,17 +115,18 @@ pub(crate) fn gro_poll(pkts: &[GroIn]) -> Vec<GroOut> {
                 || hd.out.len + seg.len >= GRO_MAX_SIZE;
             if fails {
                 // The held skb goes up first; this segment is handled as if alone.
-                done.push(held.remove(h).out);
+                buf.finish_held(h);
             } else {
-                let hd = &mut held[h];
-                hd.out.ids.push(p.id);
+                let hd = &mut buf.held[h];
+                hd.ids[hd.out.n as usize] = p.id;
+                hd.out.n += 1;
                 hd.out.len += seg.len;
                 hd.out.extra_flags |= flags & (TcpFlags::FIN | TcpFlags::PSH);
                 hd.next_seq = hd.next_seq.wrapping_add(seg.len);
                 mss = hd.out.gso_size;
                 merged = true;
                 if seg.len < mss || flags & end_flags != 0 {
-                    done.push(held.remove(h).out);
+                    buf.finish_held(h);
                 }
             }
         }
@@ -96,16 +134,22 @@ pub(crate) fn gro_poll(pkts: &[GroIn]) -> Vec<GroOut> {
             continue;
         }
         if seg.len < mss || flags & end_flags != 0 {
-            done.push(single(p));
+            buf.single(&p);
             continue;
         }
-        if held.len() == MAX_HELD {
-            done.push(held.remove(0).out);
+        if buf.held.len() == MAX_HELD {
+            buf.finish_held(0);
         }
-        held.push(Held { flow, first: *seg, ecn: p.ecn, next_seq: seg.seq.wrapping_add(seg.len), out: single(p) });
+        let mut ids = [PoolId(0); MAX_POLL];
+        ids[0] = p.id;
+        let out = GroOut { first: 0, n: 1, len: seg.len, extra_flags: 0, gso_size: seg.len };
+        buf.held.push(Held { flow, first: *seg, ecn: p.ecn, next_seq: seg.seq.wrapping_add(seg.len), out, ids });
     }
-    done.extend(held.into_iter().map(|h| h.out));
-    done
+    let held = std::mem::take(&mut buf.held);
+    for h in &held {
+        buf.finish(h);
+    }
+    buf.held = held;
 }
 
 #[cfg(test)]
@@ -134,7 +178,13 @@ mod tests {
             .enumerate()
             .map(|(i, (f, s, e))| GroIn { id: PoolId(i as u32), tcp: Some(((*f, true), s)), ecn: *e })
             .collect();
-        gro_poll(&ins).into_iter().map(|o| (o.ids.iter().map(|i| i.0).collect(), o.len, o.extra_flags)).collect()
+        groups(&ins)
+    }
+
+    fn groups(ins: &[GroIn]) -> Vec<(Vec<u32>, u32, u8)> {
+        let mut buf = GroBuf::default();
+        gro_poll(&mut buf, ins.len(), |i| ins[i]);
+        buf.done.iter().map(|o| (buf.ids_of(o).iter().map(|i| i.0).collect(), o.len, o.extra_flags)).collect()
     }
 
     #[test]
@@ -179,7 +229,7 @@ mod tests {
         let ping = GroIn { id: PoolId(9), tcp: None, ecn: e };
         let s0 = seg(0, MSS, 0, 5);
         let tcp = GroIn { id: PoolId(1), tcp: Some(((0, true), &s0)), ecn: e };
-        let ids: Vec<Vec<u32>> = gro_poll(&[tcp, ping]).iter().map(|o| o.ids.iter().map(|i| i.0).collect()).collect();
+        let ids: Vec<Vec<u32>> = groups(&[tcp, ping]).into_iter().map(|g| g.0).collect();
         assert_eq!(ids, vec![vec![9], vec![1]], "the ping does not wait for the held skb");
     }
 

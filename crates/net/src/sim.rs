@@ -2,7 +2,7 @@
 //! transmission, a link the arrival of its head packet, an endpoint its earliest timer.
 
 use crate::flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
-use crate::gro::{gro_poll, GroIn, GroOut};
+use crate::gro::{gro_poll, GroBuf, GroIn, GroOut};
 use crate::packet::{Packet, Payload};
 use crate::queue::{EnqueueResult, PortQueue, QueueStats};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
@@ -168,6 +168,8 @@ struct Core<Q> {
     horizon: SimTime,
     /// Per node: packets a host's NIC received and has not yet handed up (coalescing or GRO).
     rx_batch: Vec<Vec<PoolId>>,
+    /// GRO's buffers, kept from poll to poll.
+    gro: GroBuf,
     /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
     fq_nic: Vec<u32>,
     conns: Vec<Conn>,
@@ -320,6 +322,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             express,
             horizon: SimTime::ZERO,
             rx_batch: vec![Vec::new(); host_nic.len()],
+            gro: GroBuf::default(),
             fq_nic,
             conns,
             pings,
@@ -739,28 +742,29 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 }
                 continue;
             }
-            let skbs = {
-                let ins: Vec<GroIn> = poll
-                    .iter()
-                    .map(|&id| {
-                        let p = self.pool.get(id);
-                        match &p.payload {
-                            Payload::Tcp { conn, to_server, seg } => {
-                                GroIn { id, tcp: Some(((*conn, *to_server), seg)), ecn: p.ecn }
-                            }
-                            _ => GroIn { id, tcp: None, ecn: p.ecn },
-                        }
-                    })
-                    .collect();
-                gro_poll(&ins)
-            };
-            for skb in skbs {
-                if skb.ids.len() == 1 {
-                    self.deliver(skb.ids[0], now);
+            let pool = &self.pool;
+            gro_poll(&mut self.gro, poll.len(), |i| {
+                let id = poll[i];
+                let p = pool.get(id);
+                match &p.payload {
+                    Payload::Tcp { conn, to_server, seg } => {
+                        GroIn { id, tcp: Some(((*conn, *to_server), seg)), ecn: p.ecn }
+                    }
+                    _ => GroIn { id, tcp: None, ecn: p.ecn },
+                }
+            });
+            // Hand the skbs up with the buffers taken out of `self` (delivering borrows all of
+            // it), then put them back for the next poll.
+            let gro = std::mem::take(&mut self.gro);
+            for skb in &gro.done {
+                let ids = gro.ids_of(skb);
+                if ids.len() == 1 {
+                    self.deliver(ids[0], now);
                 } else {
-                    self.deliver_gro(&skb, now);
+                    self.deliver_gro(skb, ids, now);
                 }
             }
+            self.gro = gro;
         }
         // Keep the buffer: nothing reaches this host while its batch is handed up (every
         // arrival is an event of its own).
@@ -771,24 +775,24 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     }
 
     /// Hand a GRO skb of several segments to its endpoint as one segment.
-    fn deliver_gro(&mut self, skb: &GroOut, now: SimTime) {
-        let first = self.pool.get(skb.ids[0]);
+    fn deliver_gro(&mut self, skb: &GroOut, ids: &[PoolId], now: SimTime) {
+        let first = self.pool.get(ids[0]);
         let Payload::Tcp { conn, to_server, seg } = first.payload else { unreachable!("GRO merges TCP only") };
         let (ci, server) = (conn as usize, to_server);
         let mut seg = seg;
         seg.ecn = first.ecn;
         seg.len = skb.len;
         seg.flags = TcpFlags(seg.flags.0 | skb.extra_flags);
-        let n = skb.ids.len() as u64;
+        let n = ids.len() as u64;
         self.stats.packets_delivered += n;
         self.stats.data_packets_delivered += n;
-        for &id in &skb.ids {
+        for &id in ids {
             self.pool.free(id);
         }
         self.settle_nic(ci, server, now);
         let c = &mut self.conns[ci];
         let ep = if server { &mut c.server } else { &mut c.client };
-        ep.on_segment_gro(now, &seg, skb.gso_size, skb.ids.len() as u32, &mut self.out);
+        ep.on_segment_gro(now, &seg, skb.gso_size, ids.len() as u32, &mut self.out);
         self.after_endpoint(ci, server, now);
     }
 
