@@ -154,6 +154,8 @@ struct Run {
     cpu_user_s: f64,
     wall_s: f64,
     peak_rss_kib: u64,
+    /// The event list the run used: "heap" or "wheel" (by network size).
+    event_list: String,
 }
 
 /// One row of the report: a benchmark over its runs.
@@ -174,6 +176,8 @@ struct Row {
     packets_per_cpu_s_max: f64,
     /// Largest peak RSS over the runs.
     peak_rss_kib: u64,
+    /// The event list: "heap" or "wheel".
+    event_list: String,
     repeat: usize,
     /// How this binary was built (`build_kind`).
     build: &'static str,
@@ -234,6 +238,7 @@ fn run_one(b: &Bench) -> Result<Run, String> {
         cpu_user_s,
         wall_s,
         peak_rss_kib: peak_rss_kib()?,
+        event_list: o.sim.event_list().name().to_string(),
     })
 }
 
@@ -302,6 +307,7 @@ fn row(b: &Bench, runs: Vec<Run>) -> Result<Row, String> {
         packets_per_cpu_s_min: rates.iter().copied().fold(f64::INFINITY, f64::min),
         packets_per_cpu_s_max: rates.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
+        event_list: first.event_list.clone(),
         repeat: runs.len(),
         build: build_kind(),
         runs,
@@ -311,11 +317,12 @@ fn row(b: &Bench, runs: Vec<Run>) -> Result<Row, String> {
 fn table(rows: &[Row]) -> String {
     let repeat = rows.iter().map(|r| r.repeat).max().unwrap_or(1);
     let mut t = format!(
-        "{:<8} {:>6} {:>11} {:>12} {:>7} {:>8} {:>11} {:>25} {:>9}\n",
+        "{:<8} {:>6} {:>11} {:>12} {:>5} {:>7} {:>8} {:>11} {:>25} {:>9}\n",
         "bench",
         "sim s",
         "data pkts",
         "events",
+        "list",
         "ev/pkt",
         "CPU s",
         "pkts/CPU-s",
@@ -329,11 +336,12 @@ fn table(rows: &[Row]) -> String {
             String::new()
         };
         t.push_str(&format!(
-            "{:<8} {:>6} {:>11} {:>12} {:>7.2} {:>8.2} {:>11.0} {:>25} {:>6.1} MiB\n",
+            "{:<8} {:>6} {:>11} {:>12} {:>5} {:>7.2} {:>8.2} {:>11.0} {:>25} {:>6.1} MiB\n",
             r.name,
             r.sim_time_s,
             r.data_packets_delivered,
             r.events,
+            r.event_list,
             r.events_per_packet,
             r.cpu_user_s,
             r.packets_per_cpu_s,

@@ -31,6 +31,7 @@ fn bench_smoke_json_has_the_fields() {
         assert!(r[f].is_number() || r[f].is_null(), "{f}: {}", r[f]);
     }
     assert!(r["events_per_packet"].as_f64().unwrap() > 1.0);
+    assert_eq!(r["event_list"], "heap", "a star of 3 hosts keeps its events on the heap");
     assert_eq!(r["runs"].as_array().unwrap().len(), 1);
 }
 

@@ -66,6 +66,16 @@ pub enum EventList {
     Wheel,
 }
 
+impl EventList {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventList::BySize => "by size",
+            EventList::Heap => "heap",
+            EventList::Wheel => "wheel",
+        }
+    }
+}
+
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
 /// line 0 holds what an arrival reads (the link's ring and where it leads) and the departure
 /// times an arrival at the port checks, line 1 the rest of what queueing a packet reads and
