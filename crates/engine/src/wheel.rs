@@ -147,28 +147,20 @@ impl<E: Copy> WheelQueue<E> {
         (!self.far.is_empty()).then_some((LEVELS, 0))
     }
 
-    /// The earliest time in the list of (level, slot), and its node.
-    fn earliest_in(&self, level: usize, s: usize) -> (u64, u32) {
-        let mut best = (u64::MAX, NIL);
+    /// The earliest time in the list of (level, slot).
+    fn earliest_in(&self, level: usize, s: usize) -> u64 {
+        let time = |n: u32| self.nodes[n as usize].time;
         if level == LEVELS {
-            for &n in &self.far {
-                if self.nodes[n as usize].time < best.0 {
-                    best = (self.nodes[n as usize].time, n);
-                }
-            }
-            return best;
-        }
-        if level == 0 {
-            let n = self.slots[0][s].head;
-            return (self.nodes[n as usize].time, n);
+            return self.far.iter().map(|&n| time(n)).min().unwrap_or(u64::MAX);
         }
         let mut n = self.slots[level][s].head;
+        if level == 0 {
+            return time(n); // one nanosecond per slot
+        }
+        let mut best = u64::MAX;
         while n != NIL {
-            let node = &self.nodes[n as usize];
-            if node.time < best.0 {
-                best = (node.time, n);
-            }
-            n = node.next;
+            best = best.min(time(n));
+            n = self.nodes[n as usize].next;
         }
         best
     }
@@ -176,7 +168,7 @@ impl<E: Copy> WheelQueue<E> {
     /// Pour (level, slot) into the levels below, `cur` moved to the slot's start.
     fn cascade(&mut self, level: usize, s: usize) {
         if level == LEVELS {
-            let t = self.far.iter().map(|&n| self.nodes[n as usize].time).min().expect("far events");
+            let t = self.earliest_in(LEVELS, 0);
             self.cur = t >> (BITS * LEVELS as u32) << (BITS * LEVELS as u32);
             let far = std::mem::take(&mut self.far);
             for &n in &far {
@@ -236,7 +228,7 @@ impl<E: Copy> WheelQueue<E> {
             if level == 0 {
                 return Some(s);
             }
-            if self.earliest_in(level, s).0 > limit.ns() {
+            if self.earliest_in(level, s) > limit.ns() {
                 return None;
             }
             self.cascade(level, s);
@@ -255,7 +247,7 @@ impl<E: Copy> WheelQueue<E> {
     /// The time of the next event.
     pub fn peek_time(&self) -> Option<SimTime> {
         let (level, s) = self.first_slot()?;
-        Some(SimTime(self.earliest_in(level, s).0))
+        Some(SimTime(self.earliest_in(level, s)))
     }
 
     /// Advance the clock without an event (used at the end of a run).
