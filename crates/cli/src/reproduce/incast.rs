@@ -170,7 +170,8 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
         the test flows: its CUBIC flows took 123 to 207 timeouts each in 30 s, which at Linux's minimum RTO of 200 ms \
         would stall every flow for at least 24.6 of the 30 s, yet the slowest flow moved 403 Mb/s (77 % of the mean); so its \
         hosts ran a lower rto_min (ccsim still takes none with rto_min 1-10 ms, with or without RACK, nor with GRO \
-        and 50 us receive coalescing added, HZ 250, or no tail loss probes) or the counter took in other \
+        and 50 us receive coalescing added, HZ 250, no tail loss probes, or hosts without timing noise) or the \
+        counter took in other \
         traffic, as the seed says of its DCTCP count"
     );
     for (cc, st, idx) in [("CUBIC", &c, 0), ("DCTCP", &d, 1)] {
