@@ -42,7 +42,7 @@ fn run(text: &str, list: EventList) -> (String, EventList) {
 
 fn same_run(text: &str) {
     let (by_size, used) = run(text, EventList::BySize);
-    assert_eq!(used, EventList::Wheel, "a k=4 fat tree has 96 ports");
+    assert_eq!(used, EventList::Wheel, "a network of 64 ports or more");
     let (heap, used) = run(text, EventList::Heap);
     assert_eq!(used, EventList::Heap);
     assert_eq!(by_size, heap, "the wheel and the heap gave different runs");
@@ -107,4 +107,45 @@ src = "a"
 dst = "r"
 "#;
     assert_eq!(run(text, EventList::BySize).1, EventList::Heap);
+}
+
+/// A 40-to-1 incast star (82 ports: the wheel by size) with a small drop-tail buffer, so that
+/// timeouts fire, plus pings and queue sampling: every kind of event, on both lists.
+#[test]
+fn incast_star_with_timeouts_pings_and_sampling_same_on_both_lists() {
+    let hosts: Vec<String> = (0..40).map(|i| format!("\"h{i}\"")).chain(["\"r\"".to_string()]).collect();
+    let mut text = format!(
+        r#"
+[run]
+duration = "300ms"
+[tcp]
+cc = "cubic"
+rto_min = "5ms"
+[queues.q]
+classes = [{{ name = "t", limit = 20 }}]
+[topology]
+type = "star"
+hosts = [{}]
+rate = "10Gbps"
+delay = "2us"
+switch_queue = "q"
+[[pings]]
+name = "p"
+src = "h0"
+dst = "r"
+interval = "1ms"
+[record]
+queues = ["s->r"]
+interval = "50us"
+series = true
+"#,
+        hosts.join(", ")
+    );
+    for i in 0..40 {
+        text.push_str(&format!("[[flows]]\nname = \"f{i}\"\nsrc = \"h{i}\"\ndst = \"r\"\nstart = \"{}us\"\n", i * 7));
+    }
+    same_run(&text);
+    let o = run_built(build(&parse(&text, "event_list.toml").unwrap()).unwrap(), |_, _| {});
+    let rto: u64 = o.summary.flows.iter().map(|f| f.rto_count).sum();
+    assert!(rto > 0, "no timeouts: this run should test the RTO timer");
 }
