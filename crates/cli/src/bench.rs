@@ -2,8 +2,8 @@
 //!
 //! Each run happens in a child process (`ccsim bench --one NAME`, not listed in the usage) so that
 //! its peak RSS (`VmHWM`, a process-wide high-water mark) is its own. The child measures its user
-//! CPU time around `run_built` (`Sim::new` with its route table, the run, the summary; parsing and
-//! validation excluded) and prints one JSON line; the parent collects the runs and prints a table
+//! CPU time around `build` and `run_built` (the topology and its route table, `Sim`'s set-up, the
+//! run, the summary; parsing the scenario text excluded) and prints one JSON line; the parent collects the runs and prints a table
 //! or JSON. User CPU time comes from `getrusage` (microseconds; the kernel accounts it per
 //! scheduler tick and apportions it, so runs under a tenth of a second stay coarse). Nothing
 //! here asserts on speed: the figures are for people comparing builds.
@@ -224,9 +224,9 @@ fn find(name: &str) -> Result<&'static Bench, String> {
 fn run_one(b: &Bench) -> Result<Run, String> {
     let file = format!("bench:{}", b.name);
     let s = scenario::parse(&(b.toml)(), &file).map_err(|e| e.to_string())?;
-    let built = scenario::build(&s).map_err(|e| e.in_file(&file).to_string())?;
     let cpu0 = user_cpu_s()?;
     let t0 = std::time::Instant::now();
+    let built = scenario::build(&s).map_err(|e| e.in_file(&file).to_string())?;
     let o = scenario::run_built(built, |_, _| {});
     let wall_s = t0.elapsed().as_secs_f64();
     let cpu_user_s = user_cpu_s()? - cpu0;

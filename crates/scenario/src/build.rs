@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 pub struct Built {
     pub cfg: SimConfig,
     pub topo: Topology,
+    /// `topo`'s route table, built once to check every flow's path and handed to the run.
+    pub routes: Routes,
     pub flows: Vec<FlowSpec>,
     pub pings: Vec<PingSpec>,
     /// Names of the monitored ports ("from->to"), in `cfg.monitor` order.
@@ -894,7 +896,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         express: true,
         event_list: Default::default(),
     };
-    Ok(Built { cfg, topo, flows, pings, monitor_names, warmup })
+    Ok(Built { cfg, topo, routes, flows, pings, monitor_names, warmup })
 }
 
 #[cfg(test)]

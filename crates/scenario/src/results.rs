@@ -115,7 +115,8 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
     let seed = b.cfg.seed;
     let monitor = b.cfg.monitor.clone();
     let names = b.monitor_names.clone();
-    let mut sim = Sim::new(b.cfg, b.topo, b.flows, b.pings).expect("routes were checked when building");
+    let mut sim =
+        Sim::with_routes(b.cfg, b.topo, b.routes, b.flows, b.pings).expect("routes were checked when building");
     sim.run_until(duration, |t| progress(t, duration));
     let skip = (warmup.ns() / interval.ns().max(1)) as usize;
     let mut queues = Vec::new();
