@@ -3,8 +3,8 @@
 //! Each run happens in a child process (`ccsim bench --one NAME`, not listed in the usage) so that
 //! its peak RSS (`VmHWM`, a process-wide high-water mark) is its own. The child measures its user
 //! CPU time around `build` and `run_built` (the topology and its route table, `Sim`'s set-up, the
-//! run, the summary; parsing the scenario text excluded) and prints one JSON line; the parent collects the runs and prints a table
-//! or JSON. User CPU time comes from `getrusage` (microseconds; the kernel accounts it per
+//! run, the summary; parsing the scenario text excluded) and prints one JSON line; the parent
+//! collects the runs and prints a table or JSON. User CPU time comes from `getrusage` (microseconds; the kernel accounts it per
 //! scheduler tick and apportions it, so runs under a tenth of a second stay coarse). Nothing
 //! here asserts on speed: the figures are for people comparing builds.
 

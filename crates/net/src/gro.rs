@@ -19,8 +19,9 @@ const MAX_HELD: usize = 8;
 /// `GRO_LEGACY_MAX_SIZE`: the largest merged skb, in payload bytes.
 const GRO_MAX_SIZE: u32 = 65536;
 
-/// Packets a poll may hold (`NAPI_POLL_WEIGHT`): an skb's packets then fit in a fixed array.
-pub(crate) const MAX_POLL: usize = 64;
+/// `NAPI_POLL_WEIGHT`: packets a receive poll takes before GRO flushes; an skb's packets then
+/// fit in a fixed array.
+pub(crate) const NAPI_POLL_WEIGHT: usize = 64;
 
 /// One packet of a poll, in arrival order: for a TCP segment, its connection, direction and
 /// the segment (`None`: not TCP).
@@ -43,13 +44,20 @@ pub(crate) struct GroOut {
     pub gso_size: u32,
 }
 
+impl GroOut {
+    /// An skb of one packet of `len` payload bytes (its place in `GroBuf::ids` still to set).
+    fn one(len: u32) -> GroOut {
+        GroOut { first: 0, n: 1, len, extra_flags: 0, gso_size: len }
+    }
+}
+
 struct Held {
     flow: (u32, bool),
     first: Segment,
     ecn: Ecn,
     next_seq: u32,
     out: GroOut,
-    ids: [PoolId; MAX_POLL],
+    ids: [PoolId; NAPI_POLL_WEIGHT],
 }
 
 /// What a poll hands up, in order, and room for what it holds; kept from poll to poll, so
@@ -79,17 +87,16 @@ impl GroBuf {
     }
 
     fn single(&mut self, p: &GroIn) {
-        let len = p.tcp.map_or(0, |(_, s)| s.len);
         let first = self.ids.len() as u16;
         self.ids.push(p.id);
-        self.done.push(GroOut { first, n: 1, len, extra_flags: 0, gso_size: len });
+        self.done.push(GroOut { first, ..GroOut::one(p.tcp.map_or(0, |(_, s)| s.len)) });
     }
 }
 
-/// One NAPI poll of `n` ≤ `MAX_POLL` packets, the `i`-th given by `pkt(i)`: the skbs it hands
+/// One NAPI poll of `n` ≤ `NAPI_POLL_WEIGHT` packets, the `i`-th given by `pkt(i)`: the skbs it hands
 /// up, in order, in `buf` (cleared first).
 pub(crate) fn gro_poll<'a>(buf: &mut GroBuf, n: usize, pkt: impl Fn(usize) -> GroIn<'a>) {
-    assert!(n <= MAX_POLL, "a poll takes at most {MAX_POLL} packets");
+    assert!(n <= NAPI_POLL_WEIGHT, "a poll takes at most {NAPI_POLL_WEIGHT} packets");
     buf.done.clear();
     buf.ids.clear();
     buf.held.clear();
@@ -140,9 +147,9 @@ pub(crate) fn gro_poll<'a>(buf: &mut GroBuf, n: usize, pkt: impl Fn(usize) -> Gr
         if buf.held.len() == MAX_HELD {
             buf.finish_held(0);
         }
-        let mut ids = [PoolId(0); MAX_POLL];
+        let mut ids = [PoolId(0); NAPI_POLL_WEIGHT];
         ids[0] = p.id;
-        let out = GroOut { first: 0, n: 1, len: seg.len, extra_flags: 0, gso_size: seg.len };
+        let out = GroOut::one(seg.len);
         buf.held.push(Held { flow, first: *seg, ecn: p.ecn, next_seq: seg.seq.wrapping_add(seg.len), out, ids });
     }
     let held = std::mem::take(&mut buf.held);

@@ -433,6 +433,9 @@ fn red_enqueue(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::packet::Payload;
+    use crate::topology::NodeId;
     use std::mem::offset_of;
 
     /// A class's lines as laid out: what a lazy port reads and writes per packet in two.
@@ -457,10 +460,6 @@ mod tests {
             assert!(b - a > 8, "updated fields at {a} and {b} are neighbours");
         }
     }
-
-    use super::*;
-    use crate::packet::Payload;
-    use crate::topology::NodeId;
 
     const RATE: u64 = 1_000_000_000;
 

@@ -2,7 +2,7 @@
 //! transmission, a link the arrival of its head packet, an endpoint its earliest timer.
 
 use crate::flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
-use crate::gro::{gro_poll, GroBuf, GroIn, GroOut};
+use crate::gro::{gro_poll, GroBuf, GroIn, GroOut, NAPI_POLL_WEIGHT};
 use crate::packet::{Packet, Payload};
 use crate::queue::{EnqueueResult, PortQueue, QueueStats};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
@@ -80,8 +80,8 @@ impl EventList {
 /// line 0 holds what an arrival reads (the link's ring and where it leads) and the departure
 /// times an arrival at the port checks, line 1 the rest of what queueing a packet reads and
 /// counts, line 2 the departure ring (read while two or more packets wait) and the queue's
-/// first fields; the rest after. A fat tree's
-/// thousand ports do not stay in the first-level cache, and each line touched is a miss.
+/// first fields; the rest after. A fat tree's thousand ports do not stay in the first-level
+/// cache, and each line touched is a miss.
 #[repr(C, align(64))]
 struct Port {
     pipe: VecDeque<(SimTime, PoolId)>,
@@ -1240,9 +1240,6 @@ impl Sim {
         core!(&self.0, c => &c.flow_series)
     }
 }
-
-/// `NAPI_POLL_WEIGHT`: packets a receive poll takes before GRO flushes.
-const NAPI_POLL_WEIGHT: usize = 64;
 
 /// Networks with at least this many ports prefetch the next event's packet (S2's star has 40
 /// ports and gains nothing; a k=4 fat tree has 96 and gains 5 %).

@@ -171,8 +171,7 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
         would stall every flow for at least 24.6 of the 30 s, yet the slowest flow moved 403 Mb/s (77 % of the mean); so its \
         hosts ran a lower rto_min (ccsim still takes none with rto_min 1-10 ms, with or without RACK, nor with GRO \
         and 50 us receive coalescing added, HZ 250, no tail loss probes, or hosts without timing noise) or the \
-        counter took in other \
-        traffic, as the seed says of its DCTCP count"
+        counter took in other traffic, as the seed says of its DCTCP count"
     );
     for (cc, st, idx) in [("CUBIC", &c, 0), ("DCTCP", &d, 1)] {
         let s = summarize(&st.timeouts);
