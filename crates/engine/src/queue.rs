@@ -1,5 +1,10 @@
 use crate::SimTime;
 
+/// A [`HeapQueue`] with this many events pending turns from a sorted list into a heap...
+pub const SORTED_MAX: usize = 256;
+/// ...and back into a sorted list below this many.
+pub const SORTED_MIN: usize = 64;
+
 /// One pending event: its time, then its insertion sequence (ties fire in scheduling order).
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -9,6 +14,9 @@ struct Entry<E> {
 }
 
 impl<E> Entry<E> {
+    fn key(&self) -> (u64, u64) {
+        (self.time, self.seq)
+    }
     /// Earlier (time, seq) first.
     #[inline(always)]
     fn before(&self, o: &Self) -> bool {
@@ -16,15 +24,23 @@ impl<E> Entry<E> {
     }
 }
 
-/// A binary min-heap of events, ordered by `(time, insertion sequence)`: two events at the same
-/// nanosecond fire in the order they were scheduled, so a run is a pure function of its inputs.
+/// The event list of small networks, ordered by `(time, insertion sequence)`: two events at the
+/// same nanosecond fire in the order they were scheduled, so a run is a pure function of its
+/// inputs.
 ///
 /// Components keep at most one pending event each (a link its head packet's arrival, a port its
-/// current transmission, an endpoint its earliest timer), so the heap stays as small as the
-/// network, not as large as the number of packets in flight. A plain binary min-heap with 8-byte
-/// keys (24-byte entries for an 8-byte event, against 32 with a 16-byte-aligned `u128` key).
+/// current transmission, an endpoint its earliest timer), so the list stays as small as the
+/// network, not as large as the number of packets in flight: a star holds a dozen to a few
+/// dozen. While it holds fewer than [`SORTED_MAX`] the entries are kept sorted, latest first:
+/// the next event is the last entry, and a new one is placed by a scan from that end — most new
+/// events are a link's next arrival, due before nearly everything pending, so the scan and the
+/// move are a step or two where a heap would sift through every level twice. Beyond that it is
+/// a plain binary min-heap (reversed into place: ascending order is a heap), and sorted again
+/// once it drains below [`SORTED_MIN`]. 8-byte keys (24-byte entries for an 8-byte event).
 pub struct HeapQueue<E> {
+    /// Sorted latest first while `sorted`, else a binary min-heap.
     heap: Vec<Entry<E>>,
+    sorted: bool,
     seq: u64,
     now: SimTime,
     popped: u64,
@@ -38,7 +54,7 @@ impl<E: Copy> Default for HeapQueue<E> {
 
 impl<E: Copy> HeapQueue<E> {
     pub fn new() -> Self {
-        HeapQueue { heap: Vec::new(), seq: 0, now: SimTime::ZERO, popped: 0 }
+        HeapQueue { heap: Vec::new(), sorted: true, seq: 0, now: SimTime::ZERO, popped: 0 }
     }
     /// Current simulated time: the time of the last event popped.
     pub fn now(&self) -> SimTime {
@@ -51,6 +67,27 @@ impl<E: Copy> HeapQueue<E> {
         let time = time.max(self.now);
         let e = Entry { time: time.ns(), seq: self.seq, event };
         self.seq += 1;
+        if self.sorted {
+            if self.heap.len() < SORTED_MAX {
+                // Moved past every entry due before it (or at its time: scheduled earlier),
+                // from the next event's end.
+                let v = &mut self.heap;
+                v.push(e);
+                let mut i = v.len() - 1;
+                // SAFETY: 0 < i < v.len() wherever i - 1 and i are touched.
+                unsafe {
+                    while i > 0 && v.get_unchecked(i - 1).time <= e.time {
+                        *v.get_unchecked_mut(i) = *v.get_unchecked(i - 1);
+                        i -= 1;
+                    }
+                    *v.get_unchecked_mut(i) = e;
+                }
+                return;
+            }
+            // Too many for a sorted list: earliest first is a valid min-heap.
+            self.heap.reverse();
+            self.sorted = false;
+        }
         // Sift up from the new leaf.
         let mut i = self.heap.len();
         self.heap.push(e);
@@ -70,6 +107,16 @@ impl<E: Copy> HeapQueue<E> {
     /// Pop the next event if it is due at or before `limit`, advancing the clock to it.
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
+        if self.sorted {
+            let top = *self.heap.last()?;
+            if top.time > limit.ns() {
+                return None;
+            }
+            self.heap.pop();
+            self.now = SimTime(top.time);
+            self.popped += 1;
+            return Some((self.now, top.event));
+        }
         let top = *self.heap.first()?;
         if top.time > limit.ns() {
             return None;
@@ -102,6 +149,10 @@ impl<E: Copy> HeapQueue<E> {
             }
             h[i] = last;
         }
+        if n < SORTED_MIN {
+            self.heap.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+            self.sorted = true;
+        }
         self.now = SimTime(top.time);
         self.popped += 1;
         Some((self.now, top.event))
@@ -109,10 +160,17 @@ impl<E: Copy> HeapQueue<E> {
     /// The next event, without taking it.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        self.heap.first().map(|e| &e.event)
+        self.next().map(|e| &e.event)
     }
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|e| SimTime(e.time))
+        self.next().map(|e| SimTime(e.time))
+    }
+    fn next(&self) -> Option<&Entry<E>> {
+        if self.sorted {
+            self.heap.last()
+        } else {
+            self.heap.first()
+        }
     }
     /// Advance the clock without an event (used at the end of a run).
     pub fn advance_to(&mut self, t: SimTime) {
@@ -203,13 +261,18 @@ mod tests {
     }
     #[test]
     fn matches_a_sorted_reference_under_random_load() {
-        // Interleaved schedules and pops against a (time, seq)-sorted reference.
+        // Interleaved schedules and pops against a (time, seq)-sorted reference, in phases that
+        // grow the queue past `SORTED_MAX` (sorted list to heap) and drain it below `SORTED_MIN`
+        // (heap to sorted list) again, with many events at one nanosecond.
         let mut q = HeapQueue::new();
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut rng = crate::Rng::new(3, 0);
         let mut seq = 0u64;
-        for _ in 0..20_000 {
-            if rng.below(3) < 2 {
+        let (mut went_heap, mut went_back) = (0, 0);
+        for round in 0..40_000 {
+            let grow = (round / 4_000) % 2 == 0;
+            let sorted = q.sorted;
+            if rng.below(10) < if grow { 8 } else { 2 } {
                 let t = q.now().ns() + rng.below(50) as u64;
                 q.schedule(SimTime(t), seq);
                 reference.push((t, seq));
@@ -218,8 +281,26 @@ mod tests {
                 reference.sort();
                 let want = reference.remove(0);
                 assert_eq!((t.ns(), e), want);
+            } else {
+                assert!(reference.is_empty());
             }
+            went_heap += (sorted && !q.sorted) as u32;
+            went_back += (!sorted && q.sorted) as u32;
         }
+        assert!(went_heap >= 3 && went_back >= 3, "{went_heap} and {went_back} changes of form");
+    }
+
+    #[test]
+    fn a_sorted_list_fires_ties_in_scheduling_order_around_the_next_event() {
+        // Events at the time of pending ones and before all of them, each placed in turn.
+        let mut q = HeapQueue::new();
+        for (t, e) in [(10, 'c'), (5, 'a'), (10, 'd'), (5, 'b'), (20, 'f'), (10, 'e')] {
+            q.schedule(SimTime(t), e);
+        }
+        assert!(q.sorted);
+        assert_eq!(q.peek_time(), Some(SimTime(5)));
+        let got: Vec<char> = std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|e| e.1)).collect();
+        assert_eq!(got.iter().collect::<String>(), "abcdef");
     }
 
     #[test]
