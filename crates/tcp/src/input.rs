@@ -443,6 +443,15 @@ impl Endpoint {
             }
             self.rtx.pop_front();
         }
+        // tcp_rtx_queue_unlink_and_free takes a freed skb off the time-sorted list too. Here
+        // RACK's walk skips and drops acknowledged entries, but a flow that never walks (no loss,
+        // no ECE) would keep one for every packet it sent: past twice the packets in flight, the
+        // acknowledged ones leave from the front (in send order, the oldest first).
+        if self.tsorted.len() > 2 * self.rtx.len() + 32 {
+            while self.tsorted.front().is_some_and(|&(seq, _)| crate::seq::before(seq, self.sk.snd_una)) {
+                self.tsorted.pop_front();
+            }
+        }
         if !after(self.highest_sack, self.sk.snd_una) {
             self.highest_sack = self.sk.snd_una;
         }

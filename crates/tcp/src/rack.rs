@@ -226,4 +226,57 @@ mod tests {
         ep.rack_update_reo_wnd(ep.sk.delivered);
         assert_eq!(ep.rack_reo_wnd_steps, 1);
     }
+
+    /// Without losses, reordering or CE marks RACK never walks its list; acknowledged packets
+    /// must still leave it (past twice the packets in flight), or a long loss-free flow keeps an
+    /// entry for every packet it sent.
+    #[test]
+    fn acknowledged_packets_leave_the_time_sorted_list_without_a_walk() {
+        use crate::{Segment, TcpFlags, TcpOptions};
+        use ccsim_engine::SimTime;
+        let (iss, peer) = (1_000u32, 9_000u32);
+        let mut ep = Endpoint::client(TcpConfig::default(), iss);
+        let mut out = Vec::new();
+        let mut t = SimTime::from_ms(1);
+        ep.connect(t, &mut out);
+        out.clear();
+        t += SimTime::from_us(100);
+        let opts = TcpOptions { mss: Some(1460), sack_permitted: true, wscale: Some(7), ..TcpOptions::default() };
+        let synack = Segment {
+            seq: peer,
+            ack: iss + 1,
+            flags: TcpFlags(TcpFlags::SYN | TcpFlags::ACK),
+            win: 65535,
+            opts,
+            ..Segment::default()
+        };
+        ep.on_segment(t, &synack, &mut out);
+        ep.write(t, 100_000_000, &mut out);
+        let mut sent = 0usize;
+        // Each round: the peer acknowledges every second segment of the last flight, 100 us on.
+        for _ in 0..300 {
+            let flight = std::mem::take(&mut out);
+            sent += flight.len();
+            t += SimTime::from_us(100);
+            for pair in flight.chunks(2) {
+                let last = pair[pair.len() - 1];
+                let ack = Segment {
+                    seq: peer + 1,
+                    ack: last.seq.wrapping_add(last.len),
+                    flags: TcpFlags(TcpFlags::ACK),
+                    win: 65535,
+                    ..Segment::default()
+                };
+                ep.on_segment(t, &ack, &mut out);
+                assert!(
+                    ep.tsorted.len() <= 2 * ep.rtx.len() + 32,
+                    "{} time-sorted entries for {} packets in flight",
+                    ep.tsorted.len(),
+                    ep.rtx.len()
+                );
+            }
+        }
+        assert!(sent > 2_000, "only {sent} segments sent");
+        assert_eq!(ep.stats.total_retrans, 0);
+    }
 }
