@@ -30,7 +30,7 @@ pub fn run(name: &str, ops: u64, mut body: impl FnMut()) {
         .collect();
     per_op.sort_by(f64::total_cmp);
     println!(
-        "{name:<48} {:>9.1} ns/op  ({:.1} .. {:.1}; 15 batches of {} ops)",
+        "{name:<56} {:>9.1} ns/op  ({:.1} .. {:.1}; 15 batches of {} ops)",
         per_op[per_op.len() / 2],
         per_op[0],
         per_op[per_op.len() - 1],
