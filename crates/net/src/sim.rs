@@ -861,6 +861,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let c = &self.conns[ci];
             let (src, dst) = if server { (c.spec.dst, c.spec.src) } else { (c.spec.src, c.spec.dst) };
             let (dscp, flow_hash, path) = (c.spec.dscp, c.flow_hash, c.path[server as usize]);
+            // A source-routed segment's first port, known before the packet is written: the
+            // enqueue then does not wait to read the route back from the packet just stored.
+            let first = (path != Packet::NO_PATH).then(|| self.paths[path as usize] as usize);
             for seg in out.drain(..) {
                 let pkt = Packet {
                     src,
@@ -870,10 +873,16 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     ecn: seg.ecn,
                     flow_hash,
                     path,
-                    hop: 0,
+                    hop: first.is_some() as u8,
                     payload: Payload::Tcp { conn: ci as u32, to_server: !server, seg },
                 };
-                self.send_from_host(pkt, now);
+                match first {
+                    Some(pi) => {
+                        let id = self.pool.alloc(pkt);
+                        self.enqueue(pi, id, now);
+                    }
+                    None => self.send_from_host(pkt, now),
+                }
             }
         }
         self.out = out;
