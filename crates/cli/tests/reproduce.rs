@@ -37,6 +37,13 @@ fn quick_reproduce_gives_a_row_for_every_metric() {
         }
         let v = r["verdict"].as_str().unwrap();
         assert!(["reproduced", "shape", "not reproduced"].contains(&v), "{v}");
+        // A row that disagrees with the seed says why, beyond its tolerance.
+        if v == "not reproduced" {
+            let note = r["note"].as_str().unwrap();
+            let reason =
+                note.strip_prefix("tolerance ±").map_or(note, |rest| rest.split_once(['.', ';']).map_or("", |x| x.1));
+            assert!(reason.trim().len() >= 40, "a row not reproduced gives no reason: {r}");
+        }
     }
     let find = |metric: &str| rows.iter().find(|r| r["metric"] == metric).unwrap_or_else(|| panic!("no row {metric}"));
     // Claims the issue requires to hold.

@@ -130,25 +130,49 @@ fn mean_fct(o: &Outcome, prefix: &str) -> Option<f64> {
     Some(v.iter().map(|x| x.unwrap()).sum::<f64>() / v.len() as f64 * 1e3)
 }
 
+/// Mean time (ms) from connection establishment to completion of the flows whose name starts
+/// with `prefix`: a transfer timed as flowgrind times it, which connects its test sockets when it
+/// sets the flows up (unless told to connect late) and times from the first write.
+fn mean_fct_established(o: &Outcome, prefix: &str) -> Option<f64> {
+    let v: Vec<Option<f64>> = o
+        .summary
+        .flows
+        .iter()
+        .filter(|f| f.name.starts_with(prefix))
+        .map(|f| Some(f.completion_s? - (f.established_s? - f.start_s)))
+        .collect();
+    if v.is_empty() || v.iter().any(|x| x.is_none()) {
+        return None;
+    }
+    Some(v.iter().map(|x| x.unwrap()).sum::<f64>() / v.len() as f64 * 1e3)
+}
+
 fn ms(x: Option<f64>) -> String {
     x.map_or("did not finish".into(), |v| format!("{v:.1}"))
 }
 
 /// Mean flow completion times of the short and the long flows, per mode and size.
 type MeanFcts = Vec<Vec<(Option<f64>, Option<f64>)>>;
+/// The short flows' mean from connection establishment and their retransmissions, per mode
+/// and size.
+type MeanFromEstablished = Vec<Vec<(Option<f64>, u64)>>;
 
-/// Runs every mode at every size; returns [mode][size] mean FCTs of short and long flows.
-fn sweep(ctx: &Ctx, exp: &str, make: fn(Mode, u64) -> String) -> Result<MeanFcts, String> {
-    let mut out = Vec::new();
+/// Runs every mode at every size; returns [mode][size] mean FCTs of short and long flows, and of
+/// the short flows from connection establishment.
+fn sweep(ctx: &Ctx, exp: &str, make: fn(Mode, u64) -> String) -> Result<(MeanFcts, MeanFromEstablished), String> {
+    let (mut out, mut est) = (Vec::new(), Vec::new());
     for m in MODES {
-        let mut row = Vec::new();
+        let (mut row, mut erow) = (Vec::new(), Vec::new());
         for kb in sizes(ctx.quick) {
             let o = ctx.run(exp, &format!("{}-{kb}KB", m.label()), &make(m, kb))?;
             row.push((mean_fct(&o, "short"), mean_fct(&o, "long")));
+            let retrans = o.summary.flows.iter().filter(|f| f.name.starts_with("short")).map(|f| f.retransmits).sum();
+            erow.push((mean_fct_established(&o, "short"), retrans));
         }
         out.push(row);
+        est.push(erow);
     }
-    Ok(out)
+    Ok((out, est))
 }
 
 fn fct_plot(title: &str, sz: &[u64], r: &[Vec<(Option<f64>, Option<f64>)>]) -> String {
@@ -189,7 +213,7 @@ fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
     let sz = sizes(ctx.quick);
-    let r = sweep(ctx, BULK, bulk)?;
+    let (r, est) = sweep(ctx, BULK, bulk)?;
     let last = sz.len() - 1;
     let (nr, dc, os) = (r[0][last].0, r[1][last].0, r[2][last].0);
     let near = |x: Option<f64>, seed: f64, tol: f64| x.is_some_and(|v| super::near(v, seed, tol));
@@ -222,6 +246,28 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
             "tolerance ±30 %",
         ),
     ];
+    // The gains timed from the connection's establishment, as flowgrind times a transfer.
+    let timing_note = |j: usize, seed: f64, tol: f64| {
+        let (n, d) = (r[0][j].0, r[1][j].0);
+        let (en, ed) = (est[0][j].0, est[1][j].0);
+        let g = diff(en, ed);
+        format!(
+            "tolerance ±{:.0} %. ccsim times a transfer from its connect: NewReno's {} ms include the SYN's wait in \
+             the long flows' standing queue ({} ms to establish; DCTCP {} ms in all). Flowgrind, the seed's tool, \
+             connects its test sockets when it sets the flows up (unless told to connect late) and times from the \
+             first write; timed from the connection's establishment, ccsim's gain is {} ms ({}), NewReno {} ms, \
+             DCTCP {} ms. The queue itself depends on the switch's buffer share, which the seed does not state \
+             (ccsim: 9 MB of the Nexus 3548's 18 MB)",
+            tol * 100.0,
+            ms(n),
+            ms(diff(n, en)),
+            ms(d),
+            ms(g),
+            if near(g, seed, tol) { "within the tolerance" } else { "outside it too" },
+            ms(en),
+            ms(ed),
+        )
+    };
     let d10 = diff(r[0][0].0, r[1][0].0);
     rows.push(Row::new(
         BULK,
@@ -230,7 +276,7 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
         ms(d10),
         near(d10, 32.1, 0.5),
         "reproduced",
-        "tolerance ±50 %",
+        if near(d10, 32.1, 0.5) { "tolerance ±50 %".to_string() } else { timing_note(0, 32.1, 0.5) },
     ));
     let d800 = diff(nr, dc);
     rows.push(Row::new(
@@ -240,7 +286,7 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
         ms(d800),
         near(d800, 170.2, 0.3),
         "reproduced",
-        "tolerance ±30 %",
+        if near(d800, 170.2, 0.3) { "tolerance ±30 %".to_string() } else { timing_note(last, 170.2, 0.3) },
     ));
     let dos = diff(os, dc);
     rows.push(Row::new(
@@ -282,17 +328,35 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
 
 pub fn run_incast(ctx: &Ctx) -> Result<ExpOutput, String> {
     let sz = sizes(ctx.quick);
-    let r = sweep(ctx, INCAST, incast)?;
+    let (r, est) = sweep(ctx, INCAST, incast)?;
     let gains: Vec<f64> = (0..sz.len()).filter_map(|j| diff(r[0][j].0, r[1][j].0)).collect();
     let max_gain = gains.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let ok = gains.len() == sz.len() && (max_gain - 5.0).abs() <= 2.5;
+    let note = if ok {
+        "tolerance ±2.5 ms".to_string()
+    } else {
+        let last = sz.len() - 1;
+        let retrans: u64 = est[0].iter().map(|x| x.1).sum();
+        format!(
+            "tolerance ±2.5 ms. In ccsim NewReno's short flows retransmit {retrans} packets over all sizes (the 9 MB \
+             buffer share holds every burst), so DCTCP, which backs off at 10 packets, gains at most {max_gain:.2} ms; \
+             for larger transfers its flows share the link evenly and all finish near the end, later on average \
+             than NewReno's uneven shares ({} KB: NewReno {} ms, DCTCP {} ms). A 5 ms gain suggests that NewReno \
+             lost packets in the seed's switch and waited for recovery or FreeBSD's 30 ms minimum RTO: a smaller \
+             buffer share than ccsim's, which the seed does not state",
+            sz[last],
+            ms(r[0][last].0),
+            ms(r[1][last].0),
+        )
+    };
     let mut rows = vec![Row::new(
         INCAST,
         "largest NewReno − DCTCP transfer-time gain over sizes (ms)",
         "5 (\"at most\")",
         format!("{max_gain:.2}"),
-        gains.len() == sz.len() && (max_gain - 5.0).abs() <= 2.5,
+        ok,
         "reproduced",
-        "tolerance ±2.5 ms",
+        note,
     )];
     let os: Vec<f64> = (0..sz.len()).filter_map(|j| diff(r[2][j].0, r[1][j].0)).collect();
     let worst = os.iter().cloned().fold(0.0f64, |a, b| if b.abs() > a.abs() { b } else { a });

@@ -204,7 +204,13 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
             format!("{f:.3}"),
             (f - seed).abs() <= 0.02,
             "reproduced",
-            "tolerance ±0.02",
+            if idx == 0 {
+                "tolerance ±0.02. Where not reproduced: ccsim's CUBIC flows take no timeouts (see the timeout \
+                 rows) and its hosts carry only 2 us of timing noise, so they keep near-equal shares; the seed's \
+                 CUBIC flows were made unequal by their timeouts"
+            } else {
+                "tolerance ±0.02"
+            },
         ));
     }
     for (cc, st, idx) in [("CUBIC", &c, 0), ("DCTCP", &d, 1)] {

@@ -341,6 +341,15 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         sections.push_str(&r.html);
         rows.extend(r.rows);
     }
+    if quick {
+        // A shortened run's figure is not the seed's experiment: say so where it disagrees.
+        for row in rows.iter_mut().filter(|r| r.verdict == "not reproduced") {
+            row.note.push_str(
+                " Quick mode: a shortened run (see the setup); the full run, `ccsim reproduce` without --quick, is \
+                 the comparison with the seed.",
+            );
+        }
+    }
     write_report(&out, quick, &rows, &sections)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);

@@ -127,7 +127,13 @@ pub fn run_single(ctx: &Ctx) -> Result<ExpOutput, String> {
                 format!("{:.2}", got[i]),
                 near(got[i], seed[i], 0.1),
                 "reproduced",
-                "tolerance ±10 %",
+                if near(got[i], seed[i], 0.1) {
+                    "tolerance ±10 %"
+                } else {
+                    "tolerance ±10 %. Where not reproduced: these runs model hosts without timing noise \
+                     (host_jitter = 0), so plain NV's RTT samples are exact and one flow reaches line rate; the \
+                     seed's hosts' noise is not stated (the host-jitter row below shows plain NV backing off with it)"
+                },
             )
         })
         .collect();
@@ -251,6 +257,19 @@ pub fn run_six(ctx: &Ctx) -> Result<ExpOutput, String> {
         let tput = small.iter().map(|f| f.goodput_mbps).sum::<f64>() / small.len() as f64;
         let p99 = small.iter().filter_map(|f| f.rpc.as_ref().map(|r| r.p99_ms)).fold(0.0, f64::max);
         let p = ping_ms(&o);
+        // The RPC figures hang on the hosts' timing, which the seed does not state.
+        let why = |ok: bool, base: &str| {
+            if ok {
+                base.to_string()
+            } else {
+                format!(
+                    "{base}. Where not reproduced: these runs model hosts without timing noise (host_jitter = \
+                     0) and with no other load, so each 10 KB request waits only for the queue the long flows \
+                     build and NV reads no host noise as congestion; the seed's hosts' timing noise and load are \
+                     not stated"
+                )
+            }
+        };
         rows.push(Row::new(
             SIX,
             &format!("{}: 10 KB RPC throughput per flow (Mb/s)", m.label()),
@@ -258,7 +277,7 @@ pub fn run_six(ctx: &Ctx) -> Result<ExpOutput, String> {
             format!("{tput:.0}"),
             near(tput, seed_t[i], 0.5),
             "reproduced",
-            "tolerance ±50 %",
+            why(near(tput, seed_t[i], 0.5), "tolerance ±50 %"),
         ));
         rows.push(Row::new(
             SIX,
@@ -267,7 +286,7 @@ pub fn run_six(ctx: &Ctx) -> Result<ExpOutput, String> {
             fmt_ms(p99),
             near(p99, seed_l[i], 0.5),
             "reproduced",
-            "tolerance ±50 %; worst of the three senders' p99",
+            why(near(p99, seed_l[i], 0.5), "tolerance ±50 %; worst of the three senders' p99"),
         ));
         rows.push(Row::new(
             SIX,
