@@ -352,6 +352,14 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     let defaults = TcpConfig::default();
     for (i, f) in b.flows.iter().enumerate() {
         let field = format!("flows[{}] ({})", i, f.name);
+        if f.connect.is_some() {
+            return Err(refuse(
+                file,
+                &format!("{field}.connect"),
+                "the emulator's traffic generator connects each flow when it starts; remove connect to run \
+                 this scenario on the kernel",
+            ));
+        }
         let kind = match &f.kind {
             FlowKind::Bulk { .. } => FlowKindPlan::Bulk,
             FlowKind::Transfer { bytes } => FlowKindPlan::Transfer { bytes: *bytes },

@@ -22,7 +22,12 @@ pub struct FlowSpec {
     pub name: String,
     pub src: NodeId,
     pub dst: NodeId,
+    /// When the application writes (and the flow's times start).
     pub start: SimTime,
+    /// When the client connects, if before `start` (`None`: at `start`, its first write
+    /// queued behind the SYN): a tool such as flowgrind opens its test connections when it sets
+    /// the flows up and writes when the test starts.
+    pub connect: Option<SimTime>,
     pub kind: FlowKind,
     pub client: TcpConfig,
     pub server: TcpConfig,

@@ -20,6 +20,8 @@ enum Ev {
     Watchdog(u32),
     Timer(u32, bool),
     FlowStart(u32),
+    /// A flow's connection opened ahead of its first write (`FlowSpec::connect`).
+    FlowConnect(u32),
     FlowStop(u32),
     Ping(u32),
     Sample,
@@ -285,6 +287,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 _ => u32::MAX,
             };
             let lazy_nic = [nic(f.src), nic(f.dst)];
+            if let Some(t) = f.connect {
+                q.schedule(t, Ev::FlowConnect(i as u32));
+            }
             q.schedule(f.start, Ev::FlowStart(i as u32));
             if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
                 q.schedule(t, Ev::FlowStop(i as u32));
@@ -380,6 +385,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 Ev::Watchdog(p) => self.watchdog(p as usize, now),
                 Ev::Timer(c, server) => self.timer(c as usize, server, now),
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),
+                Ev::FlowConnect(c) => self.flow_connect(c as usize, now),
                 Ev::FlowStop(c) => {
                     let conn = &mut self.conns[c as usize];
                     conn.client.stop_sending();
@@ -1003,7 +1009,16 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 c.client.write(now, bytes, &mut self.out)
             }
         }
-        c.client.connect(now, &mut self.out);
+        if c.spec.connect.is_none() {
+            c.client.connect(now, &mut self.out);
+        }
+        self.after_endpoint(ci, false, now);
+    }
+
+    /// A connection opened ahead of its flow's first write.
+    fn flow_connect(&mut self, ci: usize, now: SimTime) {
+        self.settle_nic(ci, false, now);
+        self.conns[ci].client.connect(now, &mut self.out);
         self.after_endpoint(ci, false, now);
     }
 

@@ -55,6 +55,7 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
             src: h,
             dst: c,
             start: SimTime::from_ms(i as u64),
+            connect: None,
             kind: FlowKind::Bulk { stop: None },
             client: tcp.clone(),
             server: tcp.clone(),

@@ -523,6 +523,7 @@ fn traffic(
             src,
             dst,
             start,
+            connect: None,
             kind: FlowKind::Bulk { stop },
             client: client.clone(),
             server: client.clone(),
@@ -730,6 +731,19 @@ pub fn build(s: &Scenario) -> Result<Built> {
             server.ecn = ecn_mode(e, &format!("{field}.server_ecn"))?;
         }
         let start = duration(&f.start, &format!("{field}.start"), false)?;
+        let connect = match &f.connect {
+            Some(q) => {
+                let t = duration(q, &format!("{field}.connect"), false)?;
+                if t > start {
+                    return Err(Error::new(
+                        format!("{field}.connect"),
+                        format!("must not be later than start ({} s); allowed 0 s..=start", start.secs_f64()),
+                    ));
+                }
+                (t < start).then_some(t)
+            }
+            None => None,
+        };
         let stop = match &f.stop {
             Some(q) => {
                 let t = duration(q, &format!("{field}.stop"), true)?;
@@ -788,6 +802,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
                 src,
                 dst,
                 start,
+                connect,
                 kind: kind.clone(),
                 client: client.clone(),
                 server: server.clone(),

@@ -633,6 +633,11 @@ pub struct Flow {
     pub kind: String,
     #[serde(default = "d_zero")]
     pub start: Quantity,
+    /// When the client connects, no later than `start` (default: at `start`, the first write
+    /// queued behind the SYN). An earlier time opens the connection ahead of the test, as
+    /// flowgrind does unless told to connect late; the flow's times still count from `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Quantity>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Quantity>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
