@@ -30,8 +30,8 @@ impl<E> Entry<E> {
 ///
 /// Components keep at most one pending event each (a link its head packet's arrival, a port its
 /// current transmission, an endpoint its earliest timer), so the list stays as small as the
-/// network, not as large as the number of packets in flight: a star holds a dozen to a few
-/// dozen. While it holds fewer than [`SORTED_MAX`] the entries are kept sorted, latest first:
+/// network, not as large as the number of packets in flight: a star holds a dozen to about a
+/// hundred. While it holds fewer than [`SORTED_MAX`] the entries are kept sorted, latest first:
 /// the next event is the last entry, and a new one is placed by a scan from that end — most new
 /// events are a link's next arrival, due before nearly everything pending, so the scan and the
 /// move are a step or two where a heap would sift through every level twice. Beyond that it is
@@ -39,7 +39,7 @@ impl<E> Entry<E> {
 /// once it drains below [`SORTED_MIN`]. 8-byte keys (24-byte entries for an 8-byte event).
 pub struct HeapQueue<E> {
     /// Sorted latest first while `sorted`, else a binary min-heap.
-    heap: Vec<Entry<E>>,
+    entries: Vec<Entry<E>>,
     sorted: bool,
     seq: u64,
     now: SimTime,
@@ -54,7 +54,7 @@ impl<E: Copy> Default for HeapQueue<E> {
 
 impl<E: Copy> HeapQueue<E> {
     pub fn new() -> Self {
-        HeapQueue { heap: Vec::new(), sorted: true, seq: 0, now: SimTime::ZERO, popped: 0 }
+        HeapQueue { entries: Vec::new(), sorted: true, seq: 0, now: SimTime::ZERO, popped: 0 }
     }
     /// Current simulated time: the time of the last event popped.
     pub fn now(&self) -> SimTime {
@@ -68,10 +68,10 @@ impl<E: Copy> HeapQueue<E> {
         let e = Entry { time: time.ns(), seq: self.seq, event };
         self.seq += 1;
         if self.sorted {
-            if self.heap.len() < SORTED_MAX {
+            if self.entries.len() < SORTED_MAX {
                 // Moved past every entry due before it (or at its time: scheduled earlier),
                 // from the next event's end.
-                let v = &mut self.heap;
+                let v = &mut self.entries;
                 v.push(e);
                 let mut i = v.len() - 1;
                 // SAFETY: 0 < i < v.len() wherever i - 1 and i are touched.
@@ -85,13 +85,13 @@ impl<E: Copy> HeapQueue<E> {
                 return;
             }
             // Too many for a sorted list: earliest first is a valid min-heap.
-            self.heap.reverse();
+            self.entries.reverse();
             self.sorted = false;
         }
         // Sift up from the new leaf.
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        let h = self.heap.as_mut_slice();
+        let mut i = self.entries.len();
+        self.entries.push(e);
+        let h = self.entries.as_mut_slice();
         while i > 0 {
             let parent = (i - 1) / 2;
             // SAFETY: parent < i < h.len().
@@ -108,24 +108,24 @@ impl<E: Copy> HeapQueue<E> {
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         if self.sorted {
-            let top = *self.heap.last()?;
+            let top = *self.entries.last()?;
             if top.time > limit.ns() {
                 return None;
             }
-            self.heap.pop();
+            self.entries.pop();
             self.now = SimTime(top.time);
             self.popped += 1;
             return Some((self.now, top.event));
         }
-        let top = *self.heap.first()?;
+        let top = *self.entries.first()?;
         if top.time > limit.ns() {
             return None;
         }
-        let last = self.heap.pop().expect("non-empty");
-        let n = self.heap.len();
+        let last = self.entries.pop().expect("non-empty");
+        let n = self.entries.len();
         if n > 0 {
             // Sift the last leaf down from the root.
-            let h = self.heap.as_mut_slice();
+            let h = self.entries.as_mut_slice();
             let mut i = 0;
             loop {
                 let l = 2 * i + 1;
@@ -150,7 +150,7 @@ impl<E: Copy> HeapQueue<E> {
             h[i] = last;
         }
         if n < SORTED_MIN {
-            self.heap.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+            self.entries.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
             self.sorted = true;
         }
         self.now = SimTime(top.time);
@@ -167,9 +167,9 @@ impl<E: Copy> HeapQueue<E> {
     }
     fn next(&self) -> Option<&Entry<E>> {
         if self.sorted {
-            self.heap.last()
+            self.entries.last()
         } else {
-            self.heap.first()
+            self.entries.first()
         }
     }
     /// Advance the clock without an event (used at the end of a run).
@@ -179,10 +179,10 @@ impl<E: Copy> HeapQueue<E> {
         }
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.entries.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.entries.is_empty()
     }
     /// Number of events processed so far.
     pub fn events_processed(&self) -> u64 {
