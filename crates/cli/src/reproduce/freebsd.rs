@@ -16,8 +16,12 @@ pub const SETUP: &str = "4 hosts on one switch, 1 Gb/s, one-way delay 25 us per 
     100 ms, no tail loss probes) around ccsim's Linux-shaped endpoint. Modes: NewReno = reno without ECN; DCTCP = freebsd-dctcp at both \
     ends; one-sided = freebsd-dctcp sender, reno receiver with classic ECN; DCTCP slowstart=1 for the knob. Bulk: \
     hosts a and b send 40 MB each from 0 s, host c starts 10 transfers of one size at 0.5 s; incast: 10 transfers of \
-    one size start together from a, b, c (4/3/3) at 0.1 s. The short flows connect at 0 s and are timed from their \
-    first write, as flowgrind (the seed's tool) connects its test sockets when it sets the flows up. Sizes 10, 50, 100, 200, 400, 800 KB (quick: 10 and 800 KB).";
+    one size start together from a, b, c (4/3/3) at 0.1 s. The short flows connect at 0 s and are timed from \
+    their first write, as flowgrind (the seed's tool) connects its test sockets when it sets the flows up. Sizes \
+    10, 50, 100, 200, 400, 800 KB (quick: 10 and 800 KB).";
+
+/// Short transfers per run, in both experiments.
+const SHORT_FLOWS: u32 = 10;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -93,7 +97,7 @@ fn bulk(mode: Mode, kb: u64) -> String {
             mode.flow_tcp()
         ));
     }
-    for i in 0..10 {
+    for i in 0..SHORT_FLOWS {
         s.push_str(&format!(
             "\n[[flows]]\nname = \"short{i}\"\nsrc = \"c\"\ndst = \"d\"\nkind = \"transfer\"\nsize = \"{kb}KB\"\nstart = \"0.5s\"\nconnect = \"0s\"\n{}",
             mode.flow_tcp()
@@ -104,7 +108,7 @@ fn bulk(mode: Mode, kb: u64) -> String {
 
 fn incast(mode: Mode, kb: u64) -> String {
     let mut s = header(mode);
-    for i in 0..10 {
+    for i in 0..SHORT_FLOWS {
         let h = ["a", "b", "c"][if i < 4 {
             0
         } else if i < 7 {
@@ -140,22 +144,22 @@ type MeanFcts = Vec<Vec<(Option<f64>, Option<f64>)>>;
 /// The short flows' retransmissions and retransmission timeouts, per mode and size.
 type Losses = Vec<Vec<(u64, u64)>>;
 
-/// Runs every mode at every size; returns [mode][size] mean FCTs of short and long flows, and of
-/// the short flows from connection establishment.
+/// Runs every mode at every size; returns [mode][size] mean FCTs of short and long flows, and
+/// the short flows' retransmissions and timeouts.
 fn sweep(ctx: &Ctx, exp: &str, make: fn(Mode, u64) -> String) -> Result<(MeanFcts, Losses), String> {
-    let (mut out, mut est) = (Vec::new(), Vec::new());
+    let (mut out, mut losses) = (Vec::new(), Vec::new());
     for m in MODES {
-        let (mut row, mut erow) = (Vec::new(), Vec::new());
+        let (mut row, mut lrow) = (Vec::new(), Vec::new());
         for kb in sizes(ctx.quick) {
             let o = ctx.run(exp, &format!("{}-{kb}KB", m.label()), &make(m, kb))?;
             row.push((mean_fct(&o, "short"), mean_fct(&o, "long")));
             let short = || o.summary.flows.iter().filter(|f| f.name.starts_with("short"));
-            erow.push((short().map(|f| f.retransmits).sum(), short().map(|f| f.rto_count).sum()));
+            lrow.push((short().map(|f| f.retransmits).sum(), short().map(|f| f.rto_count).sum()));
         }
         out.push(row);
-        est.push(erow);
+        losses.push(lrow);
     }
-    Ok((out, est))
+    Ok((out, losses))
 }
 
 fn fct_plot(title: &str, sz: &[u64], r: &[Vec<(Option<f64>, Option<f64>)>]) -> String {
@@ -196,7 +200,7 @@ fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
     let sz = sizes(ctx.quick);
-    let (r, est) = sweep(ctx, BULK, bulk)?;
+    let (r, losses) = sweep(ctx, BULK, bulk)?;
     let last = sz.len() - 1;
     let (nr, dc, os) = (r[0][last].0, r[1][last].0, r[2][last].0);
     let near = |x: Option<f64>, seed: f64, tol: f64| x.is_some_and(|v| super::near(v, seed, tol));
@@ -241,8 +245,8 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
             sz[j],
             ms(r[0][j].0),
             ms(r[1][j].0),
-            10,
-            est[0][j].1,
+            SHORT_FLOWS,
+            losses[0][j].1,
         )
     };
     let d10 = diff(r[0][0].0, r[1][0].0);
@@ -305,7 +309,7 @@ pub fn run_bulk(ctx: &Ctx) -> Result<ExpOutput, String> {
 
 pub fn run_incast(ctx: &Ctx) -> Result<ExpOutput, String> {
     let sz = sizes(ctx.quick);
-    let (r, est) = sweep(ctx, INCAST, incast)?;
+    let (r, losses) = sweep(ctx, INCAST, incast)?;
     let gains: Vec<f64> = (0..sz.len()).filter_map(|j| diff(r[0][j].0, r[1][j].0)).collect();
     let max_gain = gains.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let ok = gains.len() == sz.len() && (max_gain - 5.0).abs() <= 2.5;
@@ -313,7 +317,7 @@ pub fn run_incast(ctx: &Ctx) -> Result<ExpOutput, String> {
         "tolerance ±2.5 ms".to_string()
     } else {
         let last = sz.len() - 1;
-        let retrans: u64 = est[0].iter().map(|x| x.0).sum();
+        let retrans: u64 = losses[0].iter().map(|x| x.0).sum();
         format!(
             "tolerance ±2.5 ms. In ccsim NewReno's short flows retransmit {retrans} packets over all sizes (the 9 MB \
              buffer share holds every burst), so DCTCP, which backs off at 10 packets, gains at most {max_gain:.2} ms; \
