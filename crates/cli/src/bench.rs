@@ -4,8 +4,9 @@
 //! its peak RSS (`VmHWM`, a process-wide high-water mark) is its own. The child measures its user
 //! CPU time around `build` and `run_built` (the topology and its route table, `Sim`'s set-up, the
 //! run, the summary; parsing the scenario text excluded) and prints one JSON line; the parent
-//! collects the runs and prints a table or JSON. User CPU time comes from `getrusage` (microseconds; the kernel accounts it per
-//! scheduler tick and apportions it, so runs under a tenth of a second stay coarse). Nothing
+//! collects the runs and prints a table or JSON. User CPU time comes from `getrusage`
+//! (microseconds; the kernel accounts it per scheduler tick and apportions it, so runs under a
+//! tenth of a second stay coarse). Nothing
 //! here asserts on speed: the figures are for people comparing builds.
 
 use crate::{take_flag, take_opt};

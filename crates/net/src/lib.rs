@@ -19,6 +19,15 @@ mod queue;
 mod sim;
 mod topology;
 
+/// Test helper for the `repr(C)` layouts: each (name, offset, size, line) field lies wholly in
+/// its 64-byte cache line.
+#[cfg(test)]
+fn assert_cache_lines(fields: &[(&str, usize, usize, usize)]) {
+    for &(name, off, size, want) in fields {
+        assert_eq!((off / 64, (off + size - 1) / 64), (want, want), "{name} at {off}");
+    }
+}
+
 pub use flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
 pub use fq::FqSpec;
 pub use packet::{Packet, Payload};

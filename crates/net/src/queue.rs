@@ -441,17 +441,14 @@ mod tests {
     /// A class's lines as laid out: what a lazy port reads and writes per packet in two.
     #[test]
     fn a_class_is_laid_out_by_use() {
-        let line = |off: usize| off / 64;
-        for (name, off, size, want) in [
+        crate::assert_cache_lines(&[
             ("packets", offset_of!(Class, packets), 8, 0),
             ("limit", offset_of!(Class, limit), 16, 0),
             ("aqm", offset_of!(Class, aqm), std::mem::size_of::<Aqm>(), 0),
             ("bytes", offset_of!(Class, bytes), 8, 0),
             ("stats", offset_of!(Class, stats), std::mem::size_of::<QueueStats>(), 1),
             ("red.idle_since", offset_of!(Class, red), 16, 1),
-        ] {
-            assert_eq!((line(off), line(off + size - 1)), (want, want), "{name} at {off}");
-        }
+        ]);
         // What an arrival updates has a read-only field on each side.
         for (a, b) in [
             (offset_of!(Class, packets), offset_of!(Class, bytes)),

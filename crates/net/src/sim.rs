@@ -882,12 +882,10 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     hop: first.is_some() as u8,
                     payload: Payload::Tcp { conn: ci as u32, to_server: !server, seg },
                 };
+                let id = self.pool.alloc(pkt);
                 match first {
-                    Some(pi) => {
-                        let id = self.pool.alloc(pkt);
-                        self.enqueue(pi, id, now);
-                    }
-                    None => self.send_from_host(pkt, now),
+                    Some(pi) => self.enqueue(pi, id, now),
+                    None => self.forward(src, id, now),
                 }
             }
         }
@@ -1143,8 +1141,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
 /// Networks with at least this many ports keep their events on a timing wheel, smaller ones in a
 /// `HeapQueue` (a sorted list while fewer than 256 are pending, else a binary heap). A star
-/// keeps about one event per flow and port pending (S1 about 14, S2 about 90): the wheel's 256-ns first level is then mostly empty and each event is poured down from
-/// the level above, 10 % more instructions on S1 and 8 % more time on S2. A k=4 fat tree (96
+/// keeps about one event per flow and port pending (S1 about 14, S2 about 90): the wheel's
+/// 256-ns first level is then mostly empty and each event is poured down from the level above,
+/// 10 % more instructions on S1 and 8 % more time on S2. A k=4 fat tree (96
 /// ports) keeps about 150 pending, a k=8 one about 1 200: there the heap's sifts cost more
 /// (S3: 21 % less time with the wheel). Both give the same order, so the same results.
 pub const WHEEL_MIN_PORTS: usize = 64;
@@ -1370,8 +1369,7 @@ mod layout_tests {
     /// The lines of a port as its doc comment lays them out.
     #[test]
     fn a_port_is_laid_out_by_use() {
-        let line = |off: usize| off / 64;
-        for (name, off, size, want) in [
+        crate::assert_cache_lines(&[
             ("pipe", offset_of!(Port, pipe), 32, 0),
             ("to", offset_of!(Port, to), 4, 0),
             ("head_start", offset_of!(Port, head_start), 8, 0),
@@ -1381,9 +1379,7 @@ mod layout_tests {
             ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
             ("starts", offset_of!(Port, starts), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
-        ] {
-            assert_eq!((line(off), line(off + size - 1)), (want, want), "{name} at {off}");
-        }
+        ]);
         assert_eq!(std::mem::align_of::<Port>(), 64);
     }
 }

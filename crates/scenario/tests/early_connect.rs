@@ -2,7 +2,7 @@
 //! test connections when it sets the flows up. The transfer is timed from `start` and no longer
 //! waits for the handshake; a connect after the start is refused by name.
 
-use ccsim_scenario::{build, parse, run_built};
+use ccsim_scenario::{build, parse, run_built, FlowSummary};
 
 /// Two 10 KB transfers written at 0.5 s on an idle 1 Gb/s link: one connected at `connect`, one
 /// connecting when it writes.
@@ -35,12 +35,17 @@ start = "0.5s"
     )
 }
 
+/// The flows' summaries of a run.
+fn flows(text: &str) -> Vec<FlowSummary> {
+    let s = parse(text, "test.toml").unwrap();
+    run_built(build(&s).unwrap(), |_, _| {}).summary.flows
+}
+
 #[test]
 fn an_early_connection_takes_the_handshake_out_of_the_transfer_time() {
-    let s = parse(&scenario("0.1s"), "test.toml").unwrap();
-    let o = run_built(build(&s).unwrap(), |_, _| {});
-    let flow = |n: &str| o.summary.flows.iter().find(|f| f.name == n).unwrap();
-    let (early, late) = (flow("early"), flow("late"));
+    let f = flows(&scenario("0.1s"));
+    let (early, late) = (&f[0], &f[1]);
+    assert_eq!((early.name.as_str(), late.name.as_str()), ("early", "late"));
     let est = early.established_s.unwrap();
     assert!((0.1..0.2).contains(&est), "the early flow connected at 0.1 s, established at {est} s");
     assert!(late.established_s.unwrap() > 0.5, "the other connects when it writes");
@@ -55,11 +60,7 @@ fn an_early_connection_takes_the_handshake_out_of_the_transfer_time() {
 
 #[test]
 fn a_connect_at_the_start_is_the_default_and_after_it_is_refused() {
-    let run = |text: &str| {
-        let s = parse(text, "test.toml").unwrap();
-        let o = run_built(build(&s).unwrap(), |_, _| {});
-        o.summary.flows.iter().map(|f| (f.established_s, f.completion_s)).collect::<Vec<_>>()
-    };
+    let run = |text: &str| flows(text).iter().map(|f| (f.established_s, f.completion_s)).collect::<Vec<_>>();
     let without = scenario("0.5s").replace("connect = \"0.5s\"\n", "");
     assert!(!without.contains("connect"));
     assert_eq!(run(&scenario("0.5s")), run(&without), "connect = start is the default");
