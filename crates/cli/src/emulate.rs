@@ -46,31 +46,7 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
     };
     let summary = emulate::emulate(path.as_ref(), &dir, opts, &mut progress)?;
     if !quiet {
-        for q in &summary.queues {
-            eprintln!(
-                "queue {}: p50 {} p99 {} max {} pkts, utilisation {:.1}%, drops {}, marks {}",
-                q.port,
-                q.p50,
-                q.p99,
-                q.max,
-                100.0 * q.utilisation,
-                q.drops,
-                q.marks
-            );
-        }
-        for f in &summary.flows {
-            eprintln!(
-                "flow {} ({}): {:.2} Mb/s, {} retransmits, {} RTOs",
-                f.name, f.cc, f.goodput_mbps, f.retransmits, f.rto_count
-            );
-        }
-        for p in &summary.pings {
-            eprintln!(
-                "ping {}: p50 {:.3} ms, p99 {:.3} ms ({}/{} answered)",
-                p.name, p.p50_ms, p.p99_ms, p.received, p.sent
-            );
-        }
-        eprintln!("results in {}", dir.display());
+        crate::print_summary(&summary, &dir);
     }
     Ok(())
 }

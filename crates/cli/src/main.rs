@@ -143,25 +143,37 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     scenario::write_results(&outcome, &resolved, &dir)
         .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
     if !quiet {
-        for q in &outcome.summary.queues {
-            eprintln!(
-                "queue {}: p50 {} p99 {} max {} pkts, utilisation {:.1}%, drops {}, marks {}",
-                q.port,
-                q.p50,
-                q.p99,
-                q.max,
-                100.0 * q.utilisation,
-                q.drops,
-                q.marks
-            );
-        }
-        for f in &outcome.summary.flows {
-            eprintln!(
-                "flow {} ({}): {:.2} Mb/s, {} retransmits, {} RTOs",
-                f.name, f.cc, f.goodput_mbps, f.retransmits, f.rto_count
-            );
-        }
-        eprintln!("results in {}", dir.display());
+        print_summary(&outcome.summary, &dir);
     }
     Ok(())
+}
+
+/// The lines `ccsim run` and `ccsim emulate` print when they finish: each monitored queue, flow
+/// and ping probe in one line, and where the results are.
+pub(crate) fn print_summary(s: &scenario::Summary, dir: &std::path::Path) {
+    for q in &s.queues {
+        eprintln!(
+            "queue {}: p50 {} p99 {} max {} pkts, utilisation {:.1}%, drops {}, marks {}",
+            q.port,
+            q.p50,
+            q.p99,
+            q.max,
+            100.0 * q.utilisation,
+            q.drops,
+            q.marks
+        );
+    }
+    for f in &s.flows {
+        eprintln!(
+            "flow {} ({}): {:.2} Mb/s, {} retransmits, {} RTOs",
+            f.name, f.cc, f.goodput_mbps, f.retransmits, f.rto_count
+        );
+    }
+    for p in &s.pings {
+        eprintln!(
+            "ping {}: p50 {:.3} ms, p99 {:.3} ms ({}/{} answered)",
+            p.name, p.p50_ms, p.p99_ms, p.received, p.sent
+        );
+    }
+    eprintln!("results in {}", dir.display());
 }

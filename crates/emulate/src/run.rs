@@ -224,6 +224,18 @@ fn root_stats(poller: &mut QdiscPoller, ifindex: u32) -> Option<qpoll::QdiscStat
     poller.dump(ifindex).ok()?.into_iter().find(|q| q.parent == 0xffff_ffff)
 }
 
+/// Each polled port's root qdisc counters now (zeros where the kernel did not answer).
+fn port_counters(pollers: &mut [(QdiscPoller, u32)]) -> Vec<PortCounters> {
+    pollers
+        .iter_mut()
+        .map(|(pl, idx)| {
+            root_stats(pl, *idx)
+                .map(|s| PortCounters { packets: s.packets, bytes: s.bytes, drops: s.drops as u64 })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let end_ns = plan.duration_ns;
@@ -261,14 +273,7 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
         ),
         None => None,
     };
-    let start_counters: Vec<PortCounters> = pollers
-        .iter_mut()
-        .map(|(pl, idx)| {
-            root_stats(pl, *idx)
-                .map(|s| PortCounters { packets: s.packets, bytes: s.bytes, drops: s.drops as u64 })
-                .unwrap_or_default()
-        })
-        .collect();
+    let start_counters = port_counters(&mut pollers);
 
     // Per-ACK state of every sender: tcp_probe on the listeners' ports (non-fatal if tracefs is
     // unavailable; the 1 ms tcp_info samples remain).
@@ -369,14 +374,7 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
             progress(&format!("{:.0}/{:.0} s", next as f64 / 1e9, end_ns as f64 / 1e9));
         }
     }
-    let end_counters: Vec<PortCounters> = pollers
-        .iter_mut()
-        .map(|(pl, idx)| {
-            root_stats(pl, *idx)
-                .map(|s| PortCounters { packets: s.packets, bytes: s.bytes, drops: s.drops as u64 })
-                .unwrap_or_default()
-        })
-        .collect();
+    let end_counters = port_counters(&mut pollers);
     stop.store(true, Ordering::SeqCst);
     let flows: Vec<FlowResult> = senders.into_iter().map(|h| h.join().unwrap_or_default()).collect();
     let received: Vec<u64> = receivers.into_iter().map(|h| h.join().unwrap_or(0)).collect();

@@ -161,6 +161,17 @@ pub struct FlowResult {
     pub error: Option<String>,
 }
 
+/// Write up to `left` bytes of `buf`: how many the socket took (0 when the send buffer stayed
+/// full for the write timeout), or the error that ends the flow.
+fn write_some(s: &mut TcpStream, buf: &[u8], left: u64) -> Result<u64, String> {
+    let n = left.min(buf.len() as u64) as usize;
+    match s.write(&buf[..n]) {
+        Ok(w) => Ok(w as u64),
+        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Ok(0),
+        Err(e) => Err(format!("write: {e}")),
+    }
+}
+
 /// Run one sender: connect at its start, write until its stop / the end of the run (bulk),
 /// until `bytes` are written and acknowledged (transfer), or request after request (rpc). `fd_out` receives the connected
 /// socket's fd for the sampler.
@@ -191,13 +202,9 @@ pub fn run_sender(
     match f.kind {
         FlowKindPlan::Bulk => {
             while clock.now() < stop_at && !stop.load(Ordering::Relaxed) {
-                match s.write(&buf) {
-                    Ok(_) => {}
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-                    Err(e) => {
-                        res.error = Some(format!("write: {e}"));
-                        break;
-                    }
+                if let Err(e) = write_some(&mut s, &buf, buf.len() as u64) {
+                    res.error = Some(e);
+                    break;
                 }
             }
             res.end_ns = Some(clock.now().min(stop_at));
@@ -205,12 +212,10 @@ pub fn run_sender(
         FlowKindPlan::Transfer { bytes } => {
             let mut left = bytes;
             while left > 0 && clock.now() < end_ns as i64 && !stop.load(Ordering::Relaxed) {
-                let n = left.min(buf.len() as u64) as usize;
-                match s.write(&buf[..n]) {
-                    Ok(w) => left -= w as u64,
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                match write_some(&mut s, &buf, left) {
+                    Ok(w) => left -= w,
                     Err(e) => {
-                        res.error = Some(format!("write: {e}"));
+                        res.error = Some(e);
                         break;
                     }
                 }
@@ -239,12 +244,10 @@ pub fn run_sender(
                     if clock.now() >= end_ns as i64 || stop.load(Ordering::Relaxed) {
                         break 'rpc;
                     }
-                    let n = left.min(buf.len() as u64) as usize;
-                    match s.write(&buf[..n]) {
-                        Ok(w) => left -= w as u64,
-                        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                    match write_some(&mut s, &buf, left) {
+                        Ok(w) => left -= w,
                         Err(e) => {
-                            res.error = Some(format!("write: {e}"));
+                            res.error = Some(e);
                             break 'rpc;
                         }
                     }
