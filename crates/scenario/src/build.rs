@@ -248,12 +248,14 @@ fn fq_spec(p: spec::FqParams, field: &str) -> Result<FqSpec> {
     })
 }
 
-/// The host's NIC runs fq with pacing: its sockets become SK_PACING_FQ.
-fn host_fq_pacing(topo: &Topology, host: NodeId) -> bool {
-    topo.links.iter().any(|l| {
-        (l.a == host && l.queue_ab.fq.is_some_and(|f| f.pacing))
-            || (l.b == host && l.queue_ba.fq.is_some_and(|f| f.pacing))
-    })
+/// Per node: its NIC runs fq with pacing, so its sockets become SK_PACING_FQ.
+fn fq_pacing_nodes(topo: &Topology) -> Vec<bool> {
+    let mut paced = vec![false; topo.num_nodes()];
+    for l in &topo.links {
+        paced[l.a.0 as usize] |= l.queue_ab.fq.is_some_and(|f| f.pacing);
+        paced[l.b.0 as usize] |= l.queue_ba.fq.is_some_and(|f| f.pacing);
+    }
+    paced
 }
 
 fn loss(v: f64, field: &str) -> Result<f64> {
@@ -818,9 +820,10 @@ pub fn build(s: &Scenario) -> Result<Built> {
     }
     // BPF_SOCK_OPS_BASE_RTT for both ends of every connection: the server's peer is the client.
     // A host whose NIC runs fq paces its sockets through it.
+    let paced = fq_pacing_nodes(&topo);
     for f in &mut flows {
-        f.client.fq = host_fq_pacing(&topo, f.src);
-        f.server.fq = host_fq_pacing(&topo, f.dst);
+        f.client.fq = paced[f.src.0 as usize];
+        f.server.fq = paced[f.dst.0 as usize];
         f.client.base_rtt_us = programs.reply(f.src, f.dst, f.client.cc);
         f.server.base_rtt_us = programs.reply(f.dst, f.src, f.server.cc);
     }
