@@ -56,6 +56,12 @@ const BENCHES: &[Bench] = &[
         toml: || fat_tree(16, "0.01s"),
     },
     Bench {
+        name: "S3-k32",
+        what: "S3 shape at k = 32 (8192 hosts), 1 ms, for the scaling table",
+        default: false,
+        toml: || fat_tree(32, "1ms"),
+    },
+    Bench {
         name: "S1-noise",
         what: "S1 with the default 2 us of host timing noise",
         default: false,
