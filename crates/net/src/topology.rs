@@ -3,7 +3,8 @@
 
 use crate::queue::QueueSpec;
 use ccsim_engine::SimTime;
-use std::collections::VecDeque;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,7 +59,7 @@ pub struct Topology {
     pub kinds: Vec<NodeKind>,
     pub links: Vec<LinkSpec>,
     /// Each node by its name (a k = 32 fat tree has 9 472).
-    by_name: std::collections::BTreeMap<String, NodeId>,
+    by_name: BTreeMap<String, NodeId>,
 }
 
 impl Topology {
@@ -68,8 +69,8 @@ impl Topology {
     fn add(&mut self, name: &str, kind: NodeKind) -> Result<NodeId, TopologyError> {
         let id = NodeId(self.names.len() as u32);
         match self.by_name.entry(name.into()) {
-            std::collections::btree_map::Entry::Occupied(_) => return Err(TopologyError::DuplicateNode(name.into())),
-            std::collections::btree_map::Entry::Vacant(v) => v.insert(id),
+            Entry::Occupied(_) => return Err(TopologyError::DuplicateNode(name.into())),
+            Entry::Vacant(v) => v.insert(id),
         };
         self.names.push(name.into());
         self.kinds.push(kind);
@@ -140,27 +141,30 @@ impl Topology {
         // host neighbour forwards nothing). One column per switch with hosts attached, not one
         // per host: a k = 32 fat tree's table shrinks sixteenfold.
         let mut r = Routes::new(self);
+        // Each switch with hosts attached gets the next column (`roots[c]` is column c's switch).
+        let mut column = vec![u32::MAX; n];
         let mut roots = Vec::new();
         for (h, ports) in out.iter().enumerate() {
             if self.kinds[h] != NodeKind::Host {
                 continue;
             }
             let Some(&up) = ports.first() else { continue };
-            let (_, a) = self.port_ends(up);
+            let a = self.port_ends(up).1 .0 as usize;
             // The two directions of a link are ports 2i and 2i + 1.
             let down = PortId(up.0 ^ 1);
-            let col = if self.kinds[a.0 as usize] == NodeKind::Switch {
-                let c = r.column_of(a.0 as usize);
-                if c as usize == roots.len() {
-                    roots.push(a.0 as usize);
+            let col = if self.kinds[a] == NodeKind::Switch {
+                if column[a] == u32::MAX {
+                    column[a] = roots.len() as u32;
+                    roots.push(a);
                 }
-                c
+                column[a]
             } else {
                 u32::MAX
             };
-            r.attach(h, a.0, down, col);
+            r.attached[r.host_index[h] as usize] = (a as u32, down, col);
         }
-        r.allocate();
+        r.columns = roots.len();
+        r.set = vec![0; n * r.columns];
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
         let mut hops = Vec::new();
@@ -212,10 +216,7 @@ pub struct Routes {
     /// Per host: the node its link leads to (`u32::MAX`: none), the port from there down to the
     /// host, and that node's column (`u32::MAX` unless it is a switch).
     attached: Vec<(u32, PortId, u32)>,
-    /// Column of each switch with hosts attached (`u32::MAX` otherwise).
-    column: Vec<u32>,
     columns: usize,
-    nodes: usize,
     /// `set[node * columns + column]`: index into `sets`; 0 is the empty set.
     set: Vec<u32>,
     /// Each distinct set as (start, len) in `ports`.
@@ -237,31 +238,12 @@ impl Routes {
         Routes {
             host_index,
             attached: vec![(u32::MAX, PortId(u32::MAX), u32::MAX); hosts],
-            column: vec![u32::MAX; t.num_nodes()],
             columns: 0,
-            nodes: t.num_nodes(),
             set: Vec::new(),
             sets: vec![(0, 0)],
             ports: Vec::new(),
             interned: std::collections::HashMap::new(),
         }
-    }
-
-    /// The column of switch `node`, a new one if it has none yet.
-    fn column_of(&mut self, node: usize) -> u32 {
-        if self.column[node] == u32::MAX {
-            self.column[node] = self.columns as u32;
-            self.columns += 1;
-        }
-        self.column[node]
-    }
-
-    fn attach(&mut self, host: usize, node: u32, down: PortId, col: u32) {
-        self.attached[self.host_index[host] as usize] = (node, down, col);
-    }
-
-    fn allocate(&mut self) {
-        self.set = vec![0; self.nodes * self.columns];
     }
 
     fn set(&mut self, node: usize, col: usize, hops: &[PortId]) {
