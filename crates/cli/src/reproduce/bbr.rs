@@ -3,7 +3,7 @@
 //! bloated buffer (10 Mb/s, 40 ms RTT, 1000-packet buffer, 120 s: median RTT CUBIC 1.09 s,
 //! BBR 43 ms, both at full utilisation).
 
-use super::{figure, html_table, near, Ctx, ExpOutput, Row};
+use super::{figure, html_table, near, note_unless, Ctx, ExpOutput, Row};
 use ccsim_report::{cdf_plot, summarize};
 use ccsim_scenario::Outcome;
 
@@ -111,29 +111,20 @@ pub fn run_loss(ctx: &Ctx) -> Result<ExpOutput, String> {
     let w_friendly = (1.5 / p).sqrt();
     let w_cubic = (0.4 * (4.0 - b) / (4.0 * b)).powf(0.25) * (rtt / p).powf(0.75);
     let model = w_friendly.max(w_cubic) * mss_bits / rtt / 1e6;
-    let cubic_note = if near(gc, 3.27, 0.5) {
-        "tolerance ±50 %".to_string()
-    } else {
+    let cubic_ok = near(gc, 3.27, 0.5);
+    let cubic_note = note_unless(cubic_ok, "tolerance ±50 %", || {
         format!(
-            "tolerance ±50 %. Where not reproduced: CUBIC's response to 1 % random loss at 100 ms is its \
-             Reno-friendly window, sqrt(3/2p) = {w_friendly:.1} segments per round trip (its cubic window, \
-             {w_cubic:.1}, is smaller): {model:.2} Mb/s, and ccsim gives {:.0} % of that. The seed's 3.27 Mb/s is \
-             {:.1} times the model. The seed does not say where netem dropped: on a sender's egress netem drops \
-             whole TSO/GSO skbs, which makes fewer loss events per segment than 1 %",
+            "CUBIC's response to 1 % random loss at 100 ms is its Reno-friendly window, sqrt(3/2p) = \
+             {w_friendly:.1} segments per round trip (its cubic window, {w_cubic:.1}, is smaller): {model:.2} Mb/s, \
+             and ccsim gives {:.0} % of that. The seed's 3.27 Mb/s is {:.1} times the model. The seed does not say \
+             where netem dropped: on a sender's egress netem drops whole TSO/GSO skbs, which makes fewer loss \
+             events per segment than 1 %",
             100.0 * gc / model,
             3.27 / model,
         )
-    };
+    });
     let rows = vec![
-        Row::new(
-            LOSS,
-            "CUBIC goodput (Mb/s)",
-            "3.27",
-            format!("{gc:.2}"),
-            near(gc, 3.27, 0.5),
-            "reproduced",
-            cubic_note,
-        ),
+        Row::new(LOSS, "CUBIC goodput (Mb/s)", "3.27", format!("{gc:.2}"), cubic_ok, "reproduced", cubic_note),
         Row::new(
             LOSS,
             "BBR goodput (Mb/s)",

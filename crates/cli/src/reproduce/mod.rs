@@ -206,6 +206,16 @@ pub fn near(x: f64, seed: f64, tol: f64) -> bool {
     (x - seed).abs() <= tol * seed.abs().max(1e-9)
 }
 
+/// A row's note: `base` (its tolerance) where the row reproduces the seed, else `base` and why
+/// it does not.
+pub fn note_unless(ok: bool, base: &str, why: impl FnOnce() -> String) -> String {
+    if ok {
+        base.to_string()
+    } else {
+        format!("{base}. Where not reproduced: {}", why())
+    }
+}
+
 pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

@@ -2,7 +2,7 @@
 //! host, and 3 hosts × 6 flows (1 stream, 4 × 1 MB RPC, 1 × 10 KB RPC) into one host;
 //! CUBIC vs NV vs NV with base RTT 80 µs.
 
-use super::{html_table, near, Ctx, ExpOutput, Row};
+use super::{html_table, near, note_unless, Ctx, ExpOutput, Row};
 use ccsim_report::summarize;
 use ccsim_scenario::Outcome;
 
@@ -120,20 +120,20 @@ pub fn run_single(ctx: &Ctx) -> Result<ExpOutput, String> {
         .iter()
         .enumerate()
         .map(|(i, m)| {
+            let ok = near(got[i], seed[i], 0.1);
             Row::new(
                 SINGLE,
                 &format!("{} goodput (Gb/s)", m.label()),
                 format!("{}", seed[i]),
                 format!("{:.2}", got[i]),
-                near(got[i], seed[i], 0.1),
+                ok,
                 "reproduced",
-                if near(got[i], seed[i], 0.1) {
-                    "tolerance ±10 %"
-                } else {
-                    "tolerance ±10 %. Where not reproduced: these runs model hosts without timing noise \
-                     (host_jitter = 0), so plain NV's RTT samples are exact and one flow reaches line rate; the \
-                     seed's hosts' noise is not stated (the host-jitter row below shows plain NV backing off with it)"
-                },
+                note_unless(ok, "tolerance ±10 %", || {
+                    "these runs model hosts without timing noise (host_jitter = 0), so plain NV's RTT samples are \
+                     exact and one flow reaches line rate; the seed's hosts' noise is not stated (the host-jitter \
+                     row below shows plain NV backing off with it)"
+                        .into()
+                }),
             )
         })
         .collect();
@@ -258,35 +258,30 @@ pub fn run_six(ctx: &Ctx) -> Result<ExpOutput, String> {
         let p99 = small.iter().filter_map(|f| f.rpc.as_ref().map(|r| r.p99_ms)).fold(0.0, f64::max);
         let p = ping_ms(&o);
         // The RPC figures hang on the hosts' timing, which the seed does not state.
-        let why = |ok: bool, base: &str| {
-            if ok {
-                base.to_string()
-            } else {
-                format!(
-                    "{base}. Where not reproduced: these runs model hosts without timing noise (host_jitter = \
-                     0) and with no other load, so each 10 KB request waits only for the queue the long flows \
-                     build and NV reads no host noise as congestion; the seed's hosts' timing noise and load are \
-                     not stated"
-                )
-            }
+        let why = || {
+            "these runs model hosts without timing noise (host_jitter = 0) and with no other load, so each \
+             10 KB request waits only for the queue the long flows build and NV reads no host noise as \
+             congestion; the seed's hosts' timing noise and load are not stated"
+                .to_string()
         };
+        let (tput_ok, p99_ok) = (near(tput, seed_t[i], 0.5), near(p99, seed_l[i], 0.5));
         rows.push(Row::new(
             SIX,
             &format!("{}: 10 KB RPC throughput per flow (Mb/s)", m.label()),
             format!("{}", seed_t[i]),
             format!("{tput:.0}"),
-            near(tput, seed_t[i], 0.5),
+            tput_ok,
             "reproduced",
-            why(near(tput, seed_t[i], 0.5), "tolerance ±50 %"),
+            note_unless(tput_ok, "tolerance ±50 %", why),
         ));
         rows.push(Row::new(
             SIX,
             &format!("{}: 10 KB RPC 99th-percentile latency", m.label()),
             fmt_ms(seed_l[i]),
             fmt_ms(p99),
-            near(p99, seed_l[i], 0.5),
+            p99_ok,
             "reproduced",
-            why(near(p99, seed_l[i], 0.5), "tolerance ±50 %; worst of the three senders' p99"),
+            note_unless(p99_ok, "tolerance ±50 %; worst of the three senders' p99", why),
         ));
         rows.push(Row::new(
             SIX,
