@@ -7,15 +7,31 @@
 //! - `fq.rs`     — the fq qdisc (sch_fq): per-socket round robin and departure-time pacing;
 //! - `gro.rs`    — generic receive offload at a host's NIC: in-order segments merged per poll;
 //! - `topology.rs` — nodes, links, routes (shortest paths, ECMP by flow hash);
-//! - `sim.rs`    — the event loop: one pending event per port transmission, per link, per
-//!   endpoint timer;
-//! - `flows.rs`  — applications (bulk, fixed-size transfers, ping probes) and their records.
+//! - `route.rs`  — the next hop of a packet, and a flow's source route traced once;
+//! - `sim.rs`    — `Sim` and `SimConfig`: what a user of the crate builds and runs;
+//! - `core.rs`   — the state of a running network and its construction;
+//! - `event_loop.rs` — the events and their dispatch: one pending event per port transmission,
+//!   per link, per endpoint timer;
+//! - `port.rs`   — ports and links: queueing, transmission, arrival; lazy and express ports;
+//! - `host.rs`   — the host stack: TSQ, fq's room, the receive path (GRO), delivery to sockets;
+//! - `conn.rs`   — connections: endpoint output to packets, timer events;
+//! - `app.rs`    — applications (bulk, fixed-size transfers, RPCs) and ping probes;
+//! - `record.rs` — sampling, and the counters and records read at the end;
+//! - `flows.rs`  — what a flow or ping probe is asked to do, and what it did.
 
+mod app;
+mod conn;
+mod core;
+mod event_loop;
 mod flows;
 mod fq;
 mod gro;
+mod host;
 mod packet;
+mod port;
 mod queue;
+mod record;
+mod route;
 mod sim;
 mod topology;
 
@@ -37,5 +53,6 @@ pub use queue::{
 /// A port's queue, for the micro-benchmarks (the simulator owns its ports).
 #[doc(hidden)]
 pub use queue::{EnqueueResult, PortQueue};
-pub use sim::{EventList, PortSample, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
+pub use record::PortSample;
+pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

@@ -1,0 +1,58 @@
+//! Applications: what drives each connection's writes (bulk, fixed-size transfers, RPCs), and
+//! ping probes.
+
+use crate::core::Core;
+use crate::event_loop::Ev;
+use crate::flows::FlowKind;
+use crate::packet::{Packet, Payload};
+use ccsim_engine::{EventQueue, SimTime};
+
+impl<Q: EventQueue<Ev>> Core<Q> {
+    pub(crate) fn flow_start(&mut self, ci: usize, now: SimTime) {
+        self.settle_nic(ci, false, now);
+        let c = &mut self.conns[ci];
+        c.started = true;
+        match c.spec.kind {
+            FlowKind::Bulk { .. } => c.client.write_forever(now, &mut self.out),
+            FlowKind::Transfer { bytes } => c.client.write(now, bytes, &mut self.out),
+            FlowKind::Rpc { bytes, .. } => {
+                c.rpc_start = now;
+                c.client.write(now, bytes, &mut self.out)
+            }
+        }
+        if c.spec.connect.is_none() {
+            c.client.connect(now, &mut self.out);
+        }
+        self.after_endpoint(ci, false, now);
+    }
+
+    /// A connection opened ahead of its flow's first write.
+    pub(crate) fn flow_connect(&mut self, ci: usize, now: SimTime) {
+        self.settle_nic(ci, false, now);
+        self.conns[ci].client.connect(now, &mut self.out);
+        self.after_endpoint(ci, false, now);
+    }
+
+    pub(crate) fn ping(&mut self, i: usize, now: SimTime) {
+        let (spec, rec, seq) = &mut self.pings[i];
+        if spec.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        *seq += 1;
+        rec.sent += 1;
+        let pkt = Packet {
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            dscp: spec.dscp,
+            ecn: spec.ecn,
+            flow_hash: 0x5a5a_0000 ^ i as u32,
+            path: Packet::NO_PATH,
+            hop: 0,
+            payload: Payload::PingRequest { probe: i as u32, seq: *seq, sent: now },
+        };
+        let next = now + spec.interval;
+        self.q.schedule(next, Ev::Ping(i as u32));
+        self.send_from_host(pkt, now);
+    }
+}

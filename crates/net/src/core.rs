@@ -1,0 +1,224 @@
+//! The state of a running network (`Core`): ports, connections, the packet pool, the event list,
+//! and its construction from a topology and flows.
+
+use crate::conn::Conn;
+use crate::event_loop::Ev;
+use crate::flows::{FlowKind, FlowSpec, PingRecord, PingSpec};
+use crate::gro::GroBuf;
+use crate::packet::Packet;
+use crate::port::{express_ports, Port};
+use crate::queue::PortQueue;
+use crate::record::PortSample;
+use crate::route::trace_path;
+use crate::sim::{RunStats, SimConfig};
+use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
+use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
+use ccsim_tcp::{Endpoint, Segment};
+use std::collections::VecDeque;
+
+/// The simulation itself, generic over its event list (`Sim` picks one by network size).
+pub(crate) struct Core<Q> {
+    pub(crate) cfg: SimConfig,
+    pub(crate) topo: Topology,
+    pub(crate) q: Q,
+    pub(crate) pool: Pool<Packet>,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) routes: Routes,
+    /// Source routes: per connection and direction, the ports a segment leaves by, host NIC
+    /// first, as the route table and the flow hash would pick them hop by hop.
+    pub(crate) paths: Vec<u32>,
+    /// Prefetch the next event's packet (networks of `PREFETCH_MIN_PORTS` ports or more).
+    pub(crate) prefetch_next: bool,
+    /// Per port: the one port that feeds it, when a packet may skip its arrival event there
+    /// (`express_ports`); `u32::MAX` otherwise. Empty when no port qualifies.
+    pub(crate) express: Vec<u32>,
+    /// The end of the current `run_until`: no packet is taken ahead of an event past it.
+    pub(crate) horizon: SimTime,
+    /// Per node: packets a host's NIC received and has not yet handed up (coalescing or GRO).
+    pub(crate) rx_batch: Vec<Vec<PoolId>>,
+    /// GRO's buffers, kept from poll to poll.
+    pub(crate) gro: GroBuf,
+    /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
+    pub(crate) fq_nic: Vec<u32>,
+    pub(crate) conns: Vec<Conn>,
+    pub(crate) pings: Vec<(PingSpec, PingRecord, u32)>,
+    pub(crate) out: Vec<Segment>,
+    /// Data segments dropped by their own host's qdisc, waiting to be handed back: (connection,
+    /// server side, segment, dropped by RED: NET_XMIT_CN rather than NET_XMIT_DROP).
+    pub(crate) local_drops: Vec<(u32, bool, Segment, bool)>,
+    pub(crate) stats: RunStats,
+    /// Per monitored port: occupancy samples (packets) and optional series.
+    pub(crate) queue_samples: Vec<Vec<u32>>,
+    pub(crate) queue_series: Vec<Vec<PortSample>>,
+    /// Per flow: (t, cwnd, bytes_acked, srtt_us) series when `series` is on.
+    pub(crate) flow_series: Vec<Vec<(SimTime, u32, u64, u32)>>,
+}
+
+impl<Q: EventQueue<Ev>> Core<Q> {
+    pub(crate) fn new(
+        cfg: SimConfig,
+        topo: Topology,
+        routes: Routes,
+        flows: Vec<FlowSpec>,
+        pings: Vec<PingSpec>,
+    ) -> Result<Self, TopologyError> {
+        for f in &flows {
+            if routes.get(f.src.0 as usize, f.dst.0 as usize).is_empty() {
+                return Err(TopologyError::NoRoute { from: topo.name(f.src).into(), to: topo.name(f.dst).into() });
+            }
+        }
+        for p in &pings {
+            if routes.get(p.src.0 as usize, p.dst.0 as usize).is_empty() {
+                return Err(TopologyError::NoRoute { from: topo.name(p.src).into(), to: topo.name(p.dst).into() });
+            }
+        }
+        let mut ports = Vec::with_capacity(2 * topo.links.len());
+        for (i, l) in topo.links.iter().enumerate() {
+            for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
+                let mut queue = PortQueue::new(qs);
+                queue.lazy = queue.supports_lazy();
+                ports.push(Port {
+                    tsq: VecDeque::new(),
+                    wake: None,
+                    watchdog: None,
+                    busy_until: SimTime::ZERO,
+                    head_start: SimTime::MAX,
+                    head_size: 0,
+                    starts: VecDeque::new(),
+                    last_at: SimTime::ZERO,
+                    to,
+                    from_host: topo.kinds[from.0 as usize] == NodeKind::Host,
+                    rate_bps: l.rate_bps,
+                    delay: l.delay,
+                    loss: l.loss,
+                    queue,
+                    tx: None,
+                    pipe: VecDeque::new(),
+                    busy_ns: 0,
+                    tx_bytes: 0,
+                    tx_packets: 0,
+                    link_drops: 0,
+                    rng: Rng::new(cfg.seed, 0x1000_0000 + 2 * i as u64 + dir),
+                });
+            }
+        }
+        let mut host_nic = vec![u32::MAX; topo.num_nodes()];
+        let mut nics = vec![0u32; topo.num_nodes()];
+        for p in 0..2 * topo.links.len() as u32 {
+            let (from, _) = topo.port_ends(PortId(p));
+            if topo.kinds[from.0 as usize] == NodeKind::Host {
+                host_nic[from.0 as usize] = p;
+                nics[from.0 as usize] += 1;
+            }
+        }
+        // A host with one NIC running fq: its sockets learn the qdisc's room before they send.
+        let fq_nic: Vec<u32> = host_nic
+            .iter()
+            .zip(&nics)
+            .map(|(&p, &n)| if n == 1 && ports[p as usize].queue.fq.is_some() { p } else { u32::MAX })
+            .collect();
+        // Empty when no host runs fq: nothing to look up before a socket runs.
+        let fq_nic = if fq_nic.iter().all(|&p| p == u32::MAX) { Vec::new() } else { fq_nic };
+        let mut q = Q::default();
+        let mut conns = Vec::with_capacity(flows.len());
+        let mut paths = Vec::new();
+        let mut all_routed = true;
+        for (i, f) in flows.into_iter().enumerate() {
+            let mut rng = Rng::new(cfg.seed, 0x2000_0000 + i as u64);
+            let client = Endpoint::client(f.client.clone(), rng.next_u32());
+            let server = Endpoint::listen(f.server.clone(), rng.next_u32());
+            let flow_hash = rng.next_u32();
+            let mut trace = |a: NodeId, b: NodeId| match trace_path(&topo, &routes, a, b, flow_hash) {
+                Some(hops) => {
+                    let at = paths.len() as u32;
+                    paths.extend(hops);
+                    at
+                }
+                None => Packet::NO_PATH,
+            };
+            let path = [trace(f.src, f.dst), trace(f.dst, f.src)];
+            all_routed &= path.iter().all(|&p| p != Packet::NO_PATH);
+            let nic = |h: NodeId| match host_nic[h.0 as usize] {
+                p if p != u32::MAX && ports[p as usize].queue.lazy => p,
+                _ => u32::MAX,
+            };
+            let lazy_nic = [nic(f.src), nic(f.dst)];
+            if let Some(t) = f.connect {
+                q.schedule(t, Ev::FlowConnect(i as u32));
+            }
+            q.schedule(f.start, Ev::FlowStart(i as u32));
+            if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
+                q.schedule(t, Ev::FlowStop(i as u32));
+            }
+            conns.push(Conn {
+                client,
+                server,
+                spec: f,
+                flow_hash,
+                path,
+                lazy_nic,
+                timer: [None, None],
+                established: None,
+                end: None,
+                completion: None,
+                started: false,
+                rpc_start: SimTime::ZERO,
+                rpc_latencies: Vec::new(),
+            });
+        }
+        let pings: Vec<_> = pings
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                q.schedule(p.start, Ev::Ping(i as u32));
+                let rec = PingRecord { name: p.name.clone(), ..Default::default() };
+                (p, rec, 0)
+            })
+            .collect();
+        if cfg.sample_interval.is_some() {
+            q.schedule(SimTime::ZERO, Ev::Sample);
+        }
+        let nmon = cfg.monitor.len();
+        let nflows = conns.len();
+        let prefetch_next = ports.len() >= PREFETCH_MIN_PORTS;
+        let express = if cfg.express && all_routed && pings.is_empty() {
+            express_ports(&ports, &topo.kinds, &conns, &paths, &cfg.monitor)
+        } else {
+            Vec::new()
+        };
+        Ok(Core {
+            cfg,
+            topo,
+            q,
+            pool: Pool::new(),
+            ports,
+            routes,
+            paths,
+            prefetch_next,
+            express,
+            horizon: SimTime::ZERO,
+            rx_batch: vec![Vec::new(); host_nic.len()],
+            gro: GroBuf::default(),
+            fq_nic,
+            conns,
+            pings,
+            out: Vec::with_capacity(64),
+            local_drops: Vec::new(),
+            stats: RunStats::default(),
+            queue_samples: vec![Vec::new(); nmon],
+            queue_series: vec![Vec::new(); nmon],
+            flow_series: vec![Vec::new(); nflows],
+        })
+    }
+
+    pub(crate) fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    pub(crate) fn topology(&self) -> &Topology {
+        &self.topo
+    }
+}
+
+/// Networks with at least this many ports prefetch the next event's packet (S2's star has 40
+/// ports and gains nothing; a k=4 fat tree has 96 and gains 5 %).
+pub(crate) const PREFETCH_MIN_PORTS: usize = 64;

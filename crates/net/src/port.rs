@@ -1,0 +1,376 @@
+//! Ports and links: a port's queue, the link it feeds, and how packets cross them. Lazy ports
+//! compute each transmission when the packet is queued; express ports take a packet when it
+//! leaves the one link that feeds them (see docs/architecture.md).
+
+use crate::conn::Conn;
+use crate::core::Core;
+use crate::event_loop::Ev;
+use crate::packet::{Packet, Payload};
+use crate::queue::{EnqueueResult, PortQueue};
+use crate::route::next_hop;
+use crate::topology::{NodeId, NodeKind, PortId};
+use ccsim_engine::{EventQueue, PoolId, Rng, SimTime};
+use std::collections::VecDeque;
+
+/// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
+/// line 0 holds what an arrival reads (the link's ring and where it leads) and the departure
+/// times an arrival at the port checks, line 1 the rest of what queueing a packet reads and
+/// counts, line 2 the departure ring (read while two or more packets wait) and the queue's
+/// first fields; the rest after. A fat tree's thousand ports do not stay in the first-level
+/// cache, and each line touched is a miss.
+#[repr(C, align(64))]
+pub(crate) struct Port {
+    pub(crate) pipe: VecDeque<(SimTime, PoolId)>,
+    pub(crate) to: NodeId,
+    pub(crate) head_size: u32,
+    /// Lazy port (`queue.lazy`: one class with arrival-time AQM): each packet's transmission
+    /// start and end are computed when it is queued, so the port needs no `TxDone` events;
+    /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
+    /// waiting, `busy_until` the end of the last transmission. The first waits in the port
+    /// itself (`head_start` = `SimTime::MAX` when none): a port that rarely holds more than one
+    /// packet, as most of a fat tree's do, then never reads its ring.
+    pub(crate) head_start: SimTime,
+    pub(crate) busy_until: SimTime,
+    /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
+    pub(crate) from_host: bool,
+    /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
+    pub(crate) last_at: SimTime,
+    pub(crate) delay: SimTime,
+    pub(crate) rate_bps: u64,
+    pub(crate) loss: f64,
+    pub(crate) busy_ns: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) tx_packets: u64,
+    /// Cold, but it fills line 1 so that `starts` begins line 2.
+    pub(crate) link_drops: u64,
+    pub(crate) starts: VecDeque<(SimTime, u32)>,
+    pub(crate) queue: PortQueue,
+    /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, as (end,
+    /// connection, server side, bytes), in order; `wake` is the pending `TsqWake`, scheduled
+    /// only while a socket of this host is throttled.
+    pub(crate) tsq: VecDeque<(SimTime, u32, bool, u64)>,
+    pub(crate) wake: Option<SimTime>,
+    pub(crate) tx: Option<PoolId>,
+    pub(crate) rng: Rng,
+    /// fq ports: the pending watchdog.
+    pub(crate) watchdog: Option<SimTime>,
+}
+
+impl<Q: EventQueue<Ev>> Core<Q> {
+    /// Pick the output port at `node` for packet `id` and queue it there: the next hop of its
+    /// source route, or the route table's choice.
+    pub(crate) fn forward(&mut self, node: NodeId, id: PoolId, now: SimTime) {
+        let p = self.pool.get_mut(id);
+        if p.path != Packet::NO_PATH {
+            let port = self.paths[p.path as usize + p.hop as usize];
+            p.hop += 1;
+            return self.enqueue(port as usize, id, now);
+        }
+        let (dst, hash) = (p.dst, p.flow_hash);
+        match next_hop(&self.routes, node, dst, hash) {
+            Some(port) => self.enqueue(port.0 as usize, id, now),
+            None => self.pool.free(id),
+        }
+    }
+
+    pub(crate) fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        if self.ports[pi].queue.lazy {
+            return self.enqueue_lazy(pi, id, now);
+        }
+        let port = &mut self.ports[pi];
+        let pkt = self.pool.get_mut(id);
+        // fq at a host takes a TSO skb whole (TCP hands its segments over back to back, the last
+        // without `skb_more`): the wire starts once the skb is in. A switch sees single packets.
+        let mut skb_open = false;
+        let queued = match &mut port.queue.fq {
+            Some(fq) => {
+                skb_open = port.from_host && matches!(pkt.payload, Payload::Tcp { seg, .. } if seg.skb_more);
+                fq.enqueue(id, pkt, now, port.from_host)
+            }
+            None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,
+        };
+        if !queued {
+            return self.dropped_on_enqueue(pi, id);
+        }
+        if port.tx.is_none() && !skb_open {
+            self.start_tx(pi, now);
+        }
+    }
+
+    /// Lazy ports: retire the queued packets whose transmission has begun by `now`.
+    #[inline]
+    pub(crate) fn settle(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        while port.head_start <= now {
+            port.queue.retire_head(port.head_start, port.head_size);
+            (port.head_start, port.head_size) = port.starts.pop_front().unwrap_or((SimTime::MAX, 0));
+        }
+    }
+
+    /// Queue a packet at a lazy port: decide marking or dropping with the queue as it is at
+    /// `now`, then compute when its transmission starts and ends and put it on the link.
+    #[inline(always)]
+    pub(crate) fn enqueue_lazy(&mut self, mut pi: usize, id: PoolId, mut now: SimTime) {
+        // A loop, not a call, for the express hop: the function stays inlinable.
+        loop {
+            self.settle(pi, now);
+            let port = &mut self.ports[pi];
+            let pkt = self.pool.get_mut(id);
+            if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
+                return self.dropped_on_enqueue(pi, id);
+            }
+            let size = pkt.size;
+            let wire = size + self.cfg.l2_overhead;
+            let t = SimTime::tx_time(wire as u64, port.rate_bps);
+            let start = now.max(port.busy_until);
+            let end = start + t;
+            port.busy_until = end;
+            if port.head_start == SimTime::MAX {
+                (port.head_start, port.head_size) = (start, size);
+            } else {
+                port.starts.push_back((start, size));
+            }
+            port.busy_ns += t.ns();
+            port.tx_bytes += wire as u64;
+            port.tx_packets += 1;
+            // A host's data segment returns its TSQ budget when its transmission ends (at a switch
+            // the segment is not read: it sits in another cache line than the header).
+            if port.from_host {
+                if let Payload::Tcp { conn, to_server, ref seg } = pkt.payload {
+                    if seg.len > 0 {
+                        port.tsq.push_back((end, conn, !to_server, (seg.len + seg.header_len()) as u64));
+                    }
+                }
+            }
+            if port.loss > 0.0 && port.rng.chance(port.loss) {
+                port.link_drops += 1;
+                self.pool.free(id);
+                return;
+            }
+            let mut at = end + port.delay;
+            let j = self.cfg.host_jitter.ns();
+            if port.from_host && j > 0 {
+                // Host timing noise, drawn per packet; the link stays FIFO.
+                at += SimTime::from_ns(port.rng.next_u64() % j);
+                at = at.max(port.last_at);
+            }
+            port.last_at = at;
+            if !self.express.is_empty() && at <= self.horizon {
+                // The next port is fed by this link alone: queue the packet there now, as its
+                // arrival would at `at` (see `express_ports`).
+                let pkt = self.pool.get_mut(id);
+                if pkt.path != Packet::NO_PATH && self.ports[pi].to != pkt.dst {
+                    let next = self.paths[pkt.path as usize + pkt.hop as usize] as usize;
+                    if self.express[next] == pi as u32 {
+                        pkt.hop += 1;
+                        pi = next;
+                        now = at;
+                        continue;
+                    }
+                }
+            }
+            let port = &mut self.ports[pi];
+            if port.pipe.is_empty() {
+                self.q.schedule(at, Ev::Arrive(pi as u32));
+            }
+            port.pipe.push_back((at, id));
+            return;
+        }
+    }
+
+    pub(crate) fn start_tx(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        if let Some(fq) = &mut port.queue.fq {
+            match fq.dequeue(now, &mut self.pool) {
+                Some(id) => self.begin_tx(pi, id, now),
+                None => {
+                    // Every flow with packets waits for its departure time: arm the watchdog.
+                    if let Some(t) = fq.next_wakeup() {
+                        if port.watchdog.is_none_or(|w| t < w || w < now) {
+                            port.watchdog = Some(t);
+                            self.q.schedule(t, Ev::Watchdog(pi as u32));
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        while let Some((id, dropped)) = port.queue.dequeue(now, &mut self.pool) {
+            if dropped {
+                self.pool.free(id);
+                continue;
+            }
+            return self.begin_tx(pi, id, now);
+        }
+    }
+
+    /// Put packet `id` on port `pi`'s wire.
+    pub(crate) fn begin_tx(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let size = self.pool.get(id).size + self.cfg.l2_overhead;
+        let t = SimTime::tx_time(size as u64, port.rate_bps);
+        port.tx = Some(id);
+        port.busy_ns += t.ns();
+        port.tx_bytes += size as u64;
+        port.tx_packets += 1;
+        self.q.schedule(now + t, Ev::TxDone(pi as u32));
+    }
+
+    /// The fq watchdog fired: dequeue if the wire is idle.
+    pub(crate) fn watchdog(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        if port.watchdog != Some(now) {
+            return; // superseded
+        }
+        port.watchdog = None;
+        if port.tx.is_none() {
+            self.start_tx(pi, now);
+        }
+    }
+
+    pub(crate) fn tx_done(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let id = port.tx.take().expect("TxDone without a packet in transmission");
+        // TX completion of a host's data segment returns the sender's TSQ budget, once this
+        // port has moved on (the socket may send at once, into this very port).
+        let tsq = match self.pool.get(id).payload {
+            Payload::Tcp { conn, to_server, seg } if port.from_host && seg.len > 0 => {
+                Some((conn as usize, !to_server, (seg.len + seg.header_len()) as u64))
+            }
+            _ => None,
+        };
+        if port.loss > 0.0 && port.rng.chance(port.loss) {
+            port.link_drops += 1;
+            self.pool.free(id);
+        } else {
+            let mut at = now + port.delay;
+            let j = self.cfg.host_jitter.ns();
+            if port.from_host && j > 0 {
+                // Host timing noise, drawn per packet; the link stays FIFO.
+                at += SimTime::from_ns(port.rng.next_u64() % j);
+                if let Some(&(last, _)) = port.pipe.back() {
+                    at = at.max(last);
+                }
+            }
+            if port.pipe.is_empty() {
+                self.q.schedule(at, Ev::Arrive(pi as u32));
+            }
+            port.pipe.push_back((at, id));
+        }
+        if !self.ports[pi].queue.is_empty() {
+            self.start_tx(pi, now);
+        }
+        if let Some((ci, server, bytes)) = tsq {
+            self.set_qdisc_room(ci, server);
+            let c = &mut self.conns[ci];
+            let ep = if server { &mut c.server } else { &mut c.client };
+            ep.tsq_release(now, bytes, &mut self.out);
+            self.after_endpoint(ci, server, now);
+        }
+    }
+
+    pub(crate) fn arrive(&mut self, pi: usize, now: SimTime) {
+        let port = &mut self.ports[pi];
+        let (_, id) = port.pipe.pop_front().expect("Arrive with an empty link");
+        if let Some(&(next, _)) = port.pipe.front() {
+            self.q.schedule(next, Ev::Arrive(pi as u32));
+        }
+        let node = port.to;
+        let dst = self.pool.get(id).dst;
+        if node == dst {
+            if self.cfg.gro || self.cfg.rx_coalesce > SimTime::ZERO {
+                let batch = &mut self.rx_batch[node.0 as usize];
+                if batch.is_empty() {
+                    self.q.schedule(now + self.cfg.rx_coalesce, Ev::RxFlush(node.0));
+                }
+                batch.push(id);
+                return;
+            }
+            self.deliver(id, now);
+        } else if self.topo.kinds[node.0 as usize] == NodeKind::Switch {
+            self.forward(node, id, now);
+        } else {
+            self.pool.free(id); // a host never forwards
+        }
+    }
+}
+
+/// The switch ports a packet may reach without an arrival event at their switch: per port, the
+/// one lazy port feeding it, or `u32::MAX`. A lazy switch port that every source route enters
+/// from the same link sees its packets in that link's order, so queueing each when it leaves
+/// the link's sender, stamped with its arrival time, decides drops, marks and departures
+/// exactly as the arrival would (a star's port towards a sender takes only the receiver's
+/// ACKs). Only ports facing a host: the next arrival's event is scheduled earlier than it
+/// would be, and at a switch two arrivals on the same nanosecond could then swap order; at a
+/// host only the host's own timers can share its nanosecond. Not for monitored ports, whose
+/// sampled occupancy must not run ahead of the clock, nor when a packet may go without a source
+/// route (pings, unrouted flows).
+pub(crate) fn express_ports(
+    ports: &[Port],
+    kinds: &[NodeKind],
+    conns: &[Conn],
+    paths: &[u32],
+    monitor: &[PortId],
+) -> Vec<u32> {
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let mut feeder = vec![NONE; ports.len()];
+    for c in conns {
+        for (side, &start) in c.path.iter().enumerate() {
+            // A path runs from the sender's NIC to the port into the receiving host.
+            let dst = if side == 0 { c.spec.dst } else { c.spec.src };
+            let mut k = start as usize;
+            while ports[paths[k] as usize].to != dst {
+                let (from, to) = (paths[k], paths[k + 1] as usize);
+                feeder[to] = match feeder[to] {
+                    NONE => from,
+                    f if f == from => f,
+                    _ => MANY,
+                };
+                k += 1;
+            }
+        }
+    }
+    let mut any = false;
+    for (p, f) in feeder.iter_mut().enumerate() {
+        let ok = *f < MANY
+            && ports[p].queue.lazy
+            && !ports[p].from_host
+            && kinds[ports[p].to.0 as usize] == NodeKind::Host
+            && ports[*f as usize].queue.lazy
+            && !monitor.contains(&PortId(p as u32));
+        if ok {
+            any = true;
+        } else {
+            *f = NONE;
+        }
+    }
+    if any {
+        feeder
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// The lines of a port as its doc comment lays them out.
+    #[test]
+    fn a_port_is_laid_out_by_use() {
+        crate::assert_cache_lines(&[
+            ("pipe", offset_of!(Port, pipe), 32, 0),
+            ("to", offset_of!(Port, to), 4, 0),
+            ("head_start", offset_of!(Port, head_start), 8, 0),
+            ("busy_until", offset_of!(Port, busy_until), 8, 0),
+            ("from_host", offset_of!(Port, from_host), 1, 0),
+            ("last_at", offset_of!(Port, last_at), 8, 1),
+            ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
+            ("starts", offset_of!(Port, starts), 32, 2),
+            ("queue", offset_of!(Port, queue), 32, 2),
+        ]);
+        assert_eq!(std::mem::align_of::<Port>(), 64);
+    }
+}
