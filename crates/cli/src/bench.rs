@@ -245,7 +245,7 @@ fn run_one(b: &Bench) -> Result<Run, String> {
         cpu_user_s,
         wall_s,
         peak_rss_kib: peak_rss_kib()?,
-        event_list: o.sim.event_list().name().to_string(),
+        event_list: o.records.event_list.name().to_string(),
     })
 }
 

@@ -158,7 +158,7 @@ struct View {
 fn sockets(sim: &Sim, hosts: &Hosts) -> Vec<Entry> {
     let mut v = Vec::new();
     for (i, spec) in sim.flow_specs().into_iter().enumerate() {
-        let (client, server) = sim.tcp_info(i);
+        let ccsim_net::Sockets { client, server } = sim.tcp_info(i);
         let (src, dst) = ((hosts.of(spec.src), spec.src_port), (hosts.of(spec.dst), spec.dst_port));
         let names = [sim.topology().name(spec.src).to_string(), sim.topology().name(spec.dst).to_string()];
         for (side, info, local, peer, dev) in

@@ -1,6 +1,7 @@
 //! Applications: what drives each connection's writes (bulk, fixed-size transfers, RPCs), and
 //! ping probes.
 
+use crate::conn::Side;
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::FlowKind;
@@ -9,7 +10,7 @@ use ccsim_engine::{EventQueue, SimTime};
 
 impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn flow_start(&mut self, ci: usize, now: SimTime) {
-        self.settle_nic(ci, false, now);
+        self.settle_nic(ci, Side::Client, now);
         let c = &mut self.conns[ci];
         c.started = true;
         match c.spec.kind {
@@ -23,14 +24,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if c.spec.connect.is_none() {
             c.client.connect(now, &mut self.out);
         }
-        self.after_endpoint(ci, false, now);
+        self.after_endpoint(ci, Side::Client, now);
     }
 
     /// A connection opened ahead of its flow's first write.
     pub(crate) fn flow_connect(&mut self, ci: usize, now: SimTime) {
-        self.settle_nic(ci, false, now);
+        self.settle_nic(ci, Side::Client, now);
         self.conns[ci].client.connect(now, &mut self.out);
-        self.after_endpoint(ci, false, now);
+        self.after_endpoint(ci, Side::Client, now);
     }
 
     pub(crate) fn ping(&mut self, i: usize, now: SimTime) {

@@ -5,8 +5,43 @@ use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowKind, FlowSpec};
 use crate::packet::{Packet, Payload};
+use crate::topology::NodeId;
 use ccsim_engine::{EventQueue, SimTime};
 use ccsim_tcp::Endpoint;
+
+/// Which end of a connection: the client (the flow's sender, which connects) or the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Client = 0,
+    Server = 1,
+}
+
+impl Side {
+    /// Index into a connection's per-side arrays.
+    #[inline(always)]
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+    /// The side a packet is received by (`Payload::Tcp::to_server`).
+    #[inline(always)]
+    pub(crate) fn receiver(to_server: bool) -> Side {
+        if to_server {
+            Side::Server
+        } else {
+            Side::Client
+        }
+    }
+    /// The side that sent a packet travelling towards `to_server`.
+    #[inline(always)]
+    pub(crate) fn sender(to_server: bool) -> Side {
+        Side::receiver(!to_server)
+    }
+    /// Whether a packet this side sends travels towards the server.
+    #[inline(always)]
+    pub(crate) fn sends_to_server(self) -> bool {
+        self == Side::Client
+    }
+}
 
 pub(crate) struct Conn {
     pub(crate) client: Endpoint,
@@ -14,9 +49,9 @@ pub(crate) struct Conn {
     pub(crate) spec: FlowSpec,
     pub(crate) flow_hash: u32,
     /// Each direction's source route in `Sim::paths` (`Packet::NO_PATH` if it has none),
-    /// indexed by `server` (the side that sends).
+    /// indexed by the side that sends.
     pub(crate) path: [u32; 2],
-    /// Each side's host NIC when it is a lazy port (`u32::MAX` otherwise), indexed by `server`.
+    /// Each side's host NIC when it is a lazy port (`u32::MAX` otherwise), by side.
     pub(crate) lazy_nic: [u32; 2],
     pub(crate) timer: [Option<SimTime>; 2],
     pub(crate) established: Option<SimTime>,
@@ -28,16 +63,41 @@ pub(crate) struct Conn {
     pub(crate) rpc_latencies: Vec<SimTime>,
 }
 
+impl Conn {
+    #[inline(always)]
+    pub(crate) fn ep(&self, side: Side) -> &Endpoint {
+        match side {
+            Side::Client => &self.client,
+            Side::Server => &self.server,
+        }
+    }
+    #[inline(always)]
+    pub(crate) fn ep_mut(&mut self, side: Side) -> &mut Endpoint {
+        match side {
+            Side::Client => &mut self.client,
+            Side::Server => &mut self.server,
+        }
+    }
+    /// The hosts a packet from `side` leaves and reaches.
+    #[inline(always)]
+    pub(crate) fn hosts(&self, side: Side) -> (NodeId, NodeId) {
+        match side {
+            Side::Client => (self.spec.src, self.spec.dst),
+            Side::Server => (self.spec.dst, self.spec.src),
+        }
+    }
+}
+
 impl<Q: EventQueue<Ev>> Core<Q> {
     // ---- endpoints ----
 
     /// Turn what an endpoint emitted into packets, note milestones, re-arm its timer.
-    pub(crate) fn after_endpoint(&mut self, ci: usize, server: bool, now: SimTime) {
+    pub(crate) fn after_endpoint(&mut self, ci: usize, side: Side, now: SimTime) {
         let mut out = std::mem::take(&mut self.out);
         {
             let c = &self.conns[ci];
-            let (src, dst) = if server { (c.spec.dst, c.spec.src) } else { (c.spec.src, c.spec.dst) };
-            let (dscp, flow_hash, path) = (c.spec.dscp, c.flow_hash, c.path[server as usize]);
+            let (src, dst) = c.hosts(side);
+            let (dscp, flow_hash, path) = (c.spec.dscp, c.flow_hash, c.path[side.index()]);
             // A source-routed segment's first port, known before the packet is written: the
             // enqueue then does not wait to read the route back from the packet just stored.
             let first = (path != Packet::NO_PATH).then(|| self.paths[path as usize] as usize);
@@ -51,7 +111,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     flow_hash,
                     path,
                     hop: first.is_some() as u8,
-                    payload: Payload::Tcp { conn: ci as u32, to_server: !server, seg },
+                    payload: Payload::Tcp { conn: ci as u32, to_server: side.sends_to_server(), seg },
                 };
                 let id = self.pool.alloc(pkt);
                 match first {
@@ -63,14 +123,10 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         self.out = out;
         let throttled = {
             let c = &self.conns[ci];
-            if server {
-                c.server.tsq_throttled()
-            } else {
-                c.client.tsq_throttled()
-            }
+            c.ep(side).tsq_throttled()
         };
         if throttled {
-            if let Some(pi) = self.lazy_nic(ci, server) {
+            if let Some(pi) = self.lazy_nic(ci, side) {
                 self.ensure_tsq_wake(pi);
             }
         }
@@ -87,45 +143,45 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             FlowKind::Rpc { bytes, .. } => {
                 // The next RPC starts as soon as the previous one is acknowledged, until stopped.
-                if c.started && c.end.is_none() && !server && c.client.all_acked() {
+                if c.started && c.end.is_none() && side == Side::Client && c.client.all_acked() {
                     c.rpc_latencies.push(now - c.rpc_start);
                     c.rpc_start = now;
-                    self.set_qdisc_room(ci, false);
+                    self.set_qdisc_room(ci, Side::Client);
                     let c = &mut self.conns[ci];
                     c.client.write(now, bytes, &mut self.out);
-                    return self.after_endpoint(ci, server, now);
+                    return self.after_endpoint(ci, side, now);
                 }
             }
             FlowKind::Bulk { .. } => {}
         }
-        self.resched(ci, server);
+        self.resched(ci, side);
         self.return_local_drops(now);
     }
 
-    pub(crate) fn resched(&mut self, ci: usize, server: bool) {
+    pub(crate) fn resched(&mut self, ci: usize, side: Side) {
         let c = &mut self.conns[ci];
-        let ep = if server { &c.server } else { &c.client };
-        let slot = &mut c.timer[server as usize];
-        if let Some(d) = ep.next_deadline() {
+        let deadline = c.ep(side).next_deadline();
+        let slot = &mut c.timer[side.index()];
+        if let Some(d) = deadline {
             if slot.is_none_or(|s| d < s) {
                 *slot = Some(d);
-                self.q.schedule(d, Ev::Timer(ci as u32, server));
+                self.q.schedule(d, Ev::Timer(ci as u32, side));
             }
         }
     }
 
-    pub(crate) fn timer(&mut self, ci: usize, server: bool, now: SimTime) {
+    pub(crate) fn timer(&mut self, ci: usize, side: Side, now: SimTime) {
         let c = &mut self.conns[ci];
-        if c.timer[server as usize] != Some(now) {
+        if c.timer[side.index()] != Some(now) {
             return; // superseded by an earlier event
         }
-        c.timer[server as usize] = None;
-        self.settle_nic(ci, server, now);
+        c.timer[side.index()] = None;
+        self.settle_nic(ci, side, now);
         let c = &mut self.conns[ci];
-        let ep = if server { &mut c.server } else { &mut c.client };
+        let ep = c.ep_mut(side);
         if ep.next_deadline().is_some_and(|d| d <= now) {
             ep.on_timer(now, &mut self.out);
         }
-        self.after_endpoint(ci, server, now);
+        self.after_endpoint(ci, side, now);
     }
 }

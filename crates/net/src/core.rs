@@ -5,10 +5,11 @@ use crate::conn::Conn;
 use crate::event_loop::Ev;
 use crate::flows::{FlowKind, FlowSpec, PingRecord, PingSpec};
 use crate::gro::GroBuf;
+use crate::host::LocalDrop;
 use crate::packet::Packet;
 use crate::port::{express_ports, Port};
 use crate::queue::PortQueue;
-use crate::record::PortSample;
+use crate::record::{FlowSample, PortSample};
 use crate::route::trace_path;
 use crate::sim::{RunStats, SimConfig};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
@@ -43,15 +44,14 @@ pub(crate) struct Core<Q> {
     pub(crate) conns: Vec<Conn>,
     pub(crate) pings: Vec<(PingSpec, PingRecord, u32)>,
     pub(crate) out: Vec<Segment>,
-    /// Data segments dropped by their own host's qdisc, waiting to be handed back: (connection,
-    /// server side, segment, dropped by RED: NET_XMIT_CN rather than NET_XMIT_DROP).
-    pub(crate) local_drops: Vec<(u32, bool, Segment, bool)>,
+    /// Data segments dropped by their own host's qdisc, waiting to be handed back.
+    pub(crate) local_drops: Vec<LocalDrop>,
     pub(crate) stats: RunStats,
     /// Per monitored port: occupancy samples (packets) and optional series.
     pub(crate) queue_samples: Vec<Vec<u32>>,
     pub(crate) queue_series: Vec<Vec<PortSample>>,
-    /// Per flow: (t, cwnd, bytes_acked, srtt_us) series when `series` is on.
-    pub(crate) flow_series: Vec<Vec<(SimTime, u32, u64, u32)>>,
+    /// Per flow: its sender's samples when `series` is on.
+    pub(crate) flow_series: Vec<Vec<FlowSample>>,
 }
 
 impl<Q: EventQueue<Ev>> Core<Q> {

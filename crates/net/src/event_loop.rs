@@ -2,6 +2,7 @@
 //! most one pending event: a port its current transmission, a link the arrival of its head
 //! packet, an endpoint its earliest timer.
 
+use crate::conn::Side;
 use crate::core::Core;
 use crate::sim::RunStats;
 use ccsim_engine::{EventQueue, SimTime};
@@ -14,7 +15,8 @@ pub(crate) enum Ev {
     Arrive(u32),
     /// An fq qdisc's watchdog: a throttled flow's departure time has come.
     Watchdog(u32),
-    Timer(u32, bool),
+    /// A connection's timer, on one side.
+    Timer(u32, Side),
     FlowStart(u32),
     /// A flow's connection opened ahead of its first write (`FlowSpec::connect`).
     FlowConnect(u32),
@@ -47,7 +49,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 Ev::TsqWake(p) => self.tsq_wake(p as usize, now),
                 Ev::Arrive(p) => self.arrive(p as usize, now),
                 Ev::Watchdog(p) => self.watchdog(p as usize, now),
-                Ev::Timer(c, server) => self.timer(c as usize, server, now),
+                Ev::Timer(c, side) => self.timer(c as usize, side, now),
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),
                 Ev::FlowConnect(c) => self.flow_connect(c as usize, now),
                 Ev::FlowStop(c) => {

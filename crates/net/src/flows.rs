@@ -1,8 +1,9 @@
 //! Applications: long-lived bulk senders (iperf-like), fixed-size transfers, and ping probes.
 
+use crate::record::Sockets;
 use crate::topology::NodeId;
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Ecn, TcpConfig};
+use ccsim_tcp::{Ecn, TcpConfig, TcpStats};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FlowKind {
@@ -55,10 +56,13 @@ pub struct PingSpec {
 }
 
 /// What a flow did, read at the end of the run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct FlowRecord {
     pub name: String,
     pub cc: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub kind: FlowKind,
     pub start: SimTime,
     /// When the sender stopped (bulk) or the transfer completed.
     pub end: Option<SimTime>,
@@ -75,6 +79,8 @@ pub struct FlowRecord {
     pub completion: Option<SimTime>,
     /// Latency of each completed RPC (RPC flows only).
     pub rpc_latencies: Vec<SimTime>,
+    /// The counters of the client and server sockets.
+    pub sockets: Sockets<TcpStats>,
 }
 
 /// RTT samples of a ping probe (in seconds) and how many requests got no reply.

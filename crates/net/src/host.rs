@@ -2,12 +2,41 @@
 //! completion, the fq qdisc's room, the receive path (interrupt coalescing, GRO), delivery to
 //! endpoints and ping replies, and segments dropped by the host's own qdisc.
 
+use crate::conn::Side;
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::gro::{gro_poll, GroIn, GroOut, NAPI_POLL_WEIGHT};
 use crate::packet::{Packet, Payload};
 use ccsim_engine::{EventQueue, PoolId, SimTime};
-use ccsim_tcp::{QdiscDrop, TcpFlags};
+use ccsim_tcp::{QdiscDrop, Segment, TcpFlags};
+
+/// A lazy host NIC's transmission that will return TCP Small Queues budget to its socket when
+/// it ends (`tcp_wfree`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TsqEntry {
+    pub(crate) end: SimTime,
+    pub(crate) conn: u32,
+    pub(crate) side: Side,
+    pub(crate) bytes: u64,
+}
+
+/// A data segment its own host's qdisc dropped, waiting to go back to its socket.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LocalDrop {
+    pub(crate) conn: u32,
+    pub(crate) side: Side,
+    pub(crate) seg: Segment,
+    pub(crate) cause: LocalDropCause,
+}
+
+/// What `__tcp_transmit_skb` got back from the qdisc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LocalDropCause {
+    /// NET_XMIT_DROP: the qdisc was full.
+    Tail,
+    /// NET_XMIT_CN: RED dropped it (counted as sent).
+    Congestion,
+}
 
 impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn send_from_host(&mut self, pkt: Packet, now: SimTime) {
@@ -19,17 +48,17 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// Lazy host NIC: return the TSQ budget of every transmission that ended by `now` to its
     /// socket (`tcp_wfree`); a socket that TSQ had stopped sends again (`tcp_tsq_handler`).
     pub(crate) fn settle_tsq(&mut self, pi: usize, now: SimTime) {
-        while let Some(&(end, ci, server, bytes)) = self.ports[pi].tsq.front() {
+        while let Some(&TsqEntry { end, conn: ci, side, bytes }) = self.ports[pi].tsq.front() {
             if end > now {
                 break;
             }
             self.ports[pi].tsq.pop_front();
             let c = &mut self.conns[ci as usize];
-            let ep = if server { &mut c.server } else { &mut c.client };
+            let ep = c.ep_mut(side);
             let throttled = ep.tsq_throttled();
             ep.tsq_release(now, bytes, &mut self.out);
             if throttled {
-                self.after_endpoint(ci as usize, server, now);
+                self.after_endpoint(ci as usize, side, now);
             }
         }
     }
@@ -38,7 +67,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// of the host is throttled.
     pub(crate) fn ensure_tsq_wake(&mut self, pi: usize) {
         let port = &mut self.ports[pi];
-        if let Some(&(end, ..)) = port.tsq.front() {
+        if let Some(&TsqEntry { end, .. }) = port.tsq.front() {
             if port.wake.is_none_or(|w| end < w) {
                 port.wake = Some(end);
                 self.q.schedule(end, Ev::TsqWake(pi as u32));
@@ -52,55 +81,52 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         self.ports[pi].wake = None;
         self.settle_tsq(pi, now);
-        let any_throttled = self.ports[pi].tsq.iter().any(|&(_, ci, server, _)| {
+        let any_throttled = self.ports[pi].tsq.iter().any(|&TsqEntry { conn: ci, side, .. }| {
             let c = &self.conns[ci as usize];
-            if server {
-                c.server.tsq_throttled()
-            } else {
-                c.client.tsq_throttled()
-            }
+            c.ep(side).tsq_throttled()
         });
         if any_throttled {
             self.ensure_tsq_wake(pi);
         }
     }
 
-    /// The NIC port of a flow's end (`server`: the receiver's), when it is a lazy host NIC.
-    pub(crate) fn lazy_nic(&self, ci: usize, server: bool) -> Option<usize> {
-        let pi = self.conns[ci].lazy_nic[server as usize];
+    /// The NIC port of a flow's end, when it is a lazy host NIC.
+    pub(crate) fn lazy_nic(&self, ci: usize, side: Side) -> Option<usize> {
+        let pi = self.conns[ci].lazy_nic[side.index()];
         (pi != u32::MAX).then_some(pi as usize)
     }
 
     /// Before a socket runs: its host NIC's finished transmissions return their TSQ budget, and
     /// a socket behind fq learns how many skbs fq would take from it.
     #[inline]
-    pub(crate) fn settle_nic(&mut self, ci: usize, server: bool, now: SimTime) {
-        if let Some(pi) = self.lazy_nic(ci, server) {
-            if self.ports[pi].tsq.front().is_some_and(|t| t.0 <= now) {
+    pub(crate) fn settle_nic(&mut self, ci: usize, side: Side, now: SimTime) {
+        if let Some(pi) = self.lazy_nic(ci, side) {
+            if self.ports[pi].tsq.front().is_some_and(|t| t.end <= now) {
                 self.settle_tsq(pi, now);
             }
         }
-        self.set_qdisc_room(ci, server);
+        self.set_qdisc_room(ci, side);
     }
 
     #[inline]
-    pub(crate) fn set_qdisc_room(&mut self, ci: usize, server: bool) {
+    pub(crate) fn set_qdisc_room(&mut self, ci: usize, side: Side) {
         if !self.fq_nic.is_empty() {
-            self.set_qdisc_room_fq(ci, server);
+            self.set_qdisc_room_fq(ci, side);
         }
     }
 
     #[inline(never)]
-    pub(crate) fn set_qdisc_room_fq(&mut self, ci: usize, server: bool) {
+    pub(crate) fn set_qdisc_room_fq(&mut self, ci: usize, side: Side) {
         let c = &self.conns[ci];
-        let host = if server { c.spec.dst } else { c.spec.src };
+        let (host, _) = c.hosts(side);
         let pi = self.fq_nic[host.0 as usize];
         if pi == u32::MAX {
             return;
         }
-        let room = self.ports[pi as usize].queue.fq.as_ref().map(|fq| fq.room_for_socket(ci as u32, !server));
+        let room =
+            self.ports[pi as usize].queue.fq.as_ref().map(|fq| fq.room_for_socket(ci as u32, side.sends_to_server()));
         let c = &mut self.conns[ci];
-        let ep = if server { &mut c.server } else { &mut c.client };
+        let ep = c.ep_mut(side);
         ep.set_qdisc_room(room);
     }
 
@@ -151,7 +177,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn deliver_gro(&mut self, skb: &GroOut, ids: &[PoolId], now: SimTime) {
         let first = self.pool.get(ids[0]);
         let Payload::Tcp { conn, to_server, seg } = first.payload else { unreachable!("GRO merges TCP only") };
-        let (ci, server) = (conn as usize, to_server);
+        let (ci, side) = (conn as usize, Side::receiver(to_server));
         let mut seg = seg;
         seg.ecn = first.ecn;
         seg.len = skb.len;
@@ -162,11 +188,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         for &id in ids {
             self.pool.free(id);
         }
-        self.settle_nic(ci, server, now);
+        self.settle_nic(ci, side, now);
         let c = &mut self.conns[ci];
-        let ep = if server { &mut c.server } else { &mut c.client };
+        let ep = c.ep_mut(side);
         ep.on_segment_gro(now, &seg, skb.gso_size, ids.len() as u32, &mut self.out);
-        self.after_endpoint(ci, server, now);
+        self.after_endpoint(ci, side, now);
     }
 
     pub(crate) fn deliver(&mut self, id: PoolId, now: SimTime) {
@@ -174,19 +200,19 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let pkt = self.pool.get_mut(id);
         match &mut pkt.payload {
             Payload::Tcp { conn, to_server, seg } => {
-                let (ci, server) = (*conn as usize, *to_server);
+                let (ci, side) = (*conn as usize, Side::receiver(*to_server));
                 if seg.len > 0 {
                     self.stats.data_packets_delivered += 1;
                 }
                 seg.ecn = pkt.ecn;
-                self.settle_nic(ci, server, now);
+                self.settle_nic(ci, side, now);
                 // The segment is read in place (no copy of the packet).
                 let Payload::Tcp { seg, .. } = &self.pool.get(id).payload else { unreachable!() };
                 let c = &mut self.conns[ci];
-                let ep = if server { &mut c.server } else { &mut c.client };
+                let ep = c.ep_mut(side);
                 ep.on_segment(now, seg, &mut self.out);
                 self.pool.free(id);
-                self.after_endpoint(ci, server, now);
+                self.after_endpoint(ci, side, now);
             }
             Payload::PingRequest { probe, seq, sent } => {
                 let (probe, seq, sent) = (*probe, *seq, *sent);
@@ -220,17 +246,20 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         // really attempted (Linux stops there). RED's drops (NET_XMIT_CN) count as sent, and
         // sending goes on after them.
         let drops = std::mem::take(&mut self.local_drops);
-        for (i, &(ci, server, seg, congestion)) in drops.iter().enumerate().rev() {
+        for (i, &LocalDrop { conn: ci, side, seg, cause }) in drops.iter().enumerate().rev() {
             let c = &mut self.conns[ci as usize];
-            let ep = if server { &mut c.server } else { &mut c.client };
-            let how = if congestion {
-                QdiscDrop::Congestion
-            } else {
-                let earlier = drops[..i].iter().any(|&(c, s, sg, cn)| (c, s) == (ci, server) && !cn && sg.len > 0);
-                QdiscDrop::Tail { attempted: !earlier }
+            let ep = c.ep_mut(side);
+            let how = match cause {
+                LocalDropCause::Congestion => QdiscDrop::Congestion,
+                LocalDropCause::Tail => {
+                    let earlier = drops[..i]
+                        .iter()
+                        .any(|d| (d.conn, d.side) == (ci, side) && d.cause == LocalDropCause::Tail && d.seg.len > 0);
+                    QdiscDrop::Tail { attempted: !earlier }
+                }
             };
             ep.on_local_drop(now, &seg, how);
-            self.after_endpoint(ci as usize, server, now);
+            self.after_endpoint(ci as usize, side, now);
         }
     }
 
@@ -240,8 +269,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let port = &self.ports[pi];
         if port.from_host {
             if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
-                let congestion = port.queue.fq.is_none() && port.queue.congestion_drop;
-                self.local_drops.push((conn, !to_server, seg, congestion));
+                let cause = if port.queue.fq.is_none() && port.queue.congestion_drop {
+                    LocalDropCause::Congestion
+                } else {
+                    LocalDropCause::Tail
+                };
+                self.local_drops.push(LocalDrop { conn, side: Side::sender(to_server), seg, cause });
             }
         }
         self.pool.free(id);

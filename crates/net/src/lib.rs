@@ -53,6 +53,6 @@ pub use queue::{
 /// A port's queue, for the micro-benchmarks (the simulator owns its ports).
 #[doc(hidden)]
 pub use queue::{EnqueueResult, PortQueue};
-pub use record::PortSample;
+pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, PortRecord, PortSample, Records, Sockets};
 pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

@@ -2,11 +2,12 @@
 //! compute each transmission when the packet is queued; express ports take a packet when it
 //! leaves the one link that feeds them (see docs/architecture.md).
 
-use crate::conn::Conn;
+use crate::conn::{Conn, Side};
 use crate::core::Core;
 use crate::event_loop::Ev;
+use crate::host::TsqEntry;
 use crate::packet::{Packet, Payload};
-use crate::queue::{EnqueueResult, PortQueue};
+use crate::queue::{Dequeued, EnqueueResult, PortQueue};
 use crate::route::next_hop;
 use crate::topology::{NodeId, NodeKind, PortId};
 use ccsim_engine::{EventQueue, PoolId, Rng, SimTime};
@@ -45,10 +46,9 @@ pub(crate) struct Port {
     pub(crate) link_drops: u64,
     pub(crate) starts: VecDeque<(SimTime, u32)>,
     pub(crate) queue: PortQueue,
-    /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, as (end,
-    /// connection, server side, bytes), in order; `wake` is the pending `TsqWake`, scheduled
+    /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order; `wake` is the pending `TsqWake`, scheduled
     /// only while a socket of this host is throttled.
-    pub(crate) tsq: VecDeque<(SimTime, u32, bool, u64)>,
+    pub(crate) tsq: VecDeque<TsqEntry>,
     pub(crate) wake: Option<SimTime>,
     pub(crate) tx: Option<PoolId>,
     pub(crate) rng: Rng,
@@ -138,7 +138,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             if port.from_host {
                 if let Payload::Tcp { conn, to_server, ref seg } = pkt.payload {
                     if seg.len > 0 {
-                        port.tsq.push_back((end, conn, !to_server, (seg.len + seg.header_len()) as u64));
+                        let bytes = (seg.len + seg.header_len()) as u64;
+                        port.tsq.push_back(TsqEntry { end, conn, side: Side::sender(to_server), bytes });
                     }
                 }
             }
@@ -195,12 +196,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             return;
         }
-        while let Some((id, dropped)) = port.queue.dequeue(now, &mut self.pool) {
-            if dropped {
-                self.pool.free(id);
-                continue;
+        while let Some(d) = port.queue.dequeue(now, &mut self.pool) {
+            match d {
+                Dequeued::Dropped(id) => self.pool.free(id),
+                Dequeued::Send(id) => return self.begin_tx(pi, id, now),
             }
-            return self.begin_tx(pi, id, now);
         }
     }
 
@@ -235,7 +235,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         // port has moved on (the socket may send at once, into this very port).
         let tsq = match self.pool.get(id).payload {
             Payload::Tcp { conn, to_server, seg } if port.from_host && seg.len > 0 => {
-                Some((conn as usize, !to_server, (seg.len + seg.header_len()) as u64))
+                Some((conn as usize, Side::sender(to_server), (seg.len + seg.header_len()) as u64))
             }
             _ => None,
         };
@@ -260,12 +260,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if !self.ports[pi].queue.is_empty() {
             self.start_tx(pi, now);
         }
-        if let Some((ci, server, bytes)) = tsq {
-            self.set_qdisc_room(ci, server);
+        if let Some((ci, side, bytes)) = tsq {
+            self.set_qdisc_room(ci, side);
             let c = &mut self.conns[ci];
-            let ep = if server { &mut c.server } else { &mut c.client };
+            let ep = c.ep_mut(side);
             ep.tsq_release(now, bytes, &mut self.out);
-            self.after_endpoint(ci, server, now);
+            self.after_endpoint(ci, side, now);
         }
     }
 

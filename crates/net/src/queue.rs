@@ -168,6 +168,14 @@ pub enum EnqueueResult {
     Dropped,
 }
 
+/// What a dequeue gave: a packet to transmit, or one that dequeue-time marking dropped (a
+/// non-ECT packet above K), which the caller frees before asking again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dequeued {
+    Send(PoolId),
+    Dropped(PoolId),
+}
+
 /// What each packet reads first, the DSCP map (a line of its own) last.
 #[repr(C)]
 pub struct PortQueue {
@@ -327,8 +335,8 @@ impl PortQueue {
         EnqueueResult::Queued
     }
 
-    /// Pick the next packet to transmit; `true` in the result means dequeue marking dropped it.
-    pub fn dequeue(&mut self, now: SimTime, pool: &mut Pool<Packet>) -> Option<(PoolId, bool)> {
+    /// Pick the next packet to transmit (None: the queue is empty).
+    pub fn dequeue(&mut self, now: SimTime, pool: &mut Pool<Packet>) -> Option<Dequeued> {
         let n = self.classes.len();
         let ci = match self.scheduler {
             Scheduler::StrictPriority => (0..n).find(|&i| !self.classes[i].fifo.is_empty())?,
@@ -368,7 +376,7 @@ impl PortQueue {
         if c.packets == 0 {
             c.red.idle_since = Some(now);
         }
-        Some((id, dropped))
+        Some(if dropped { Dequeued::Dropped(id) } else { Dequeued::Send(id) })
     }
 }
 
@@ -516,7 +524,10 @@ mod tests {
         }
         /// Dequeue one packet: (tag, dropped by dequeue marking, ECN field).
         fn take(&mut self) -> Option<(u32, bool, Ecn)> {
-            let (id, dropped) = self.q.dequeue(self.now, &mut self.pool)?;
+            let (id, dropped) = match self.q.dequeue(self.now, &mut self.pool)? {
+                Dequeued::Send(id) => (id, false),
+                Dequeued::Dropped(id) => (id, true),
+            };
             let p = *self.pool.get(id);
             self.pool.free(id);
             let tag = match p.payload {

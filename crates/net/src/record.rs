@@ -1,11 +1,13 @@
 //! Sampling and records: monitored ports and flows sampled at the recording interval, and the
 //! counters and records read at the end of a run.
 
+use crate::conn::Conn;
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowRecord, FlowSpec, PingRecord};
 use crate::queue::QueueStats;
-use crate::topology::PortId;
+use crate::sim::{EventList, RunStats};
+use crate::topology::{PortId, Topology};
 use ccsim_engine::{EventQueue, SimTime};
 use ccsim_tcp::{TcpInfo, TcpStats};
 
@@ -38,7 +40,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if self.cfg.series {
             for (i, c) in self.conns.iter().enumerate() {
                 let s = c.client.sock();
-                self.flow_series[i].push((now, s.snd_cwnd, c.client.stats().bytes_acked, s.srtt_us >> 3));
+                let bytes_acked = c.client.stats().bytes_acked;
+                self.flow_series[i].push(FlowSample { t: now, cwnd: s.snd_cwnd, bytes_acked, srtt_us: s.srtt_us >> 3 });
             }
         }
         if let Some(iv) = self.cfg.sample_interval {
@@ -46,60 +49,56 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
     }
 
-    // ---- results ----
+    // ---- records ----
 
-    pub(crate) fn flow_records(&self) -> Vec<FlowRecord> {
-        self.conns
-            .iter()
-            .map(|c| {
-                let st = c.client.stats();
-                FlowRecord {
-                    name: c.spec.name.clone(),
-                    cc: c.client.cc_name().to_string(),
-                    start: c.spec.start,
-                    end: c.end,
-                    established: c.established,
-                    bytes_acked: st.bytes_acked,
-                    bytes_received: c.server.stats().bytes_received,
-                    retransmits: st.total_retrans,
-                    rto_count: st.rto_count,
-                    other_timeouts: st.other_timeouts,
-                    fast_recoveries: st.fast_recoveries,
-                    cwr_events: st.cwr_events,
-                    completion: c.completion.map(|t| t - c.spec.start),
-                    rpc_latencies: c.rpc_latencies.clone(),
-                }
-            })
-            .collect()
+    /// The flow's record as it stands (`FlowRecord`).
+    pub(crate) fn flow_record(&self, c: &Conn) -> FlowRecord {
+        let st = c.client.stats();
+        FlowRecord {
+            name: c.spec.name.clone(),
+            cc: c.client.cc_name().to_string(),
+            src: c.spec.src,
+            dst: c.spec.dst,
+            kind: c.spec.kind.clone(),
+            start: c.spec.start,
+            end: c.end,
+            established: c.established,
+            bytes_acked: st.bytes_acked,
+            bytes_received: c.server.stats().bytes_received,
+            retransmits: st.total_retrans,
+            rto_count: st.rto_count,
+            other_timeouts: st.other_timeouts,
+            fast_recoveries: st.fast_recoveries,
+            cwr_events: st.cwr_events,
+            completion: c.completion.map(|t| t - c.spec.start),
+            rpc_latencies: c.rpc_latencies.clone(),
+            sockets: Sockets { client: *c.client.stats(), server: *c.server.stats() },
+        }
     }
 
     pub(crate) fn flow_specs(&self) -> Vec<&FlowSpec> {
         self.conns.iter().map(|c| &c.spec).collect()
     }
 
-    /// The counters of a flow's client and server sockets.
-    pub(crate) fn tcp_stats(&self, flow: usize) -> (TcpStats, TcpStats) {
-        let c = &self.conns[flow];
-        (*c.client.stats(), *c.server.stats())
-    }
-
     /// `tcp_info` of a flow's client and server sockets.
-    pub(crate) fn tcp_info(&self, flow: usize) -> (TcpInfo, TcpInfo) {
+    pub(crate) fn tcp_info(&self, flow: usize) -> Sockets<TcpInfo> {
         let c = &self.conns[flow];
-        (c.client.tcp_info(), c.server.tcp_info())
+        Sockets { client: c.client.tcp_info(), server: c.server.tcp_info() }
     }
 
-    pub(crate) fn ping_records(&self) -> Vec<PingRecord> {
-        self.pings.iter().map(|(_, r, _)| r.clone()).collect()
+    /// The counters of a flow's client and server sockets.
+    pub(crate) fn tcp_stats(&self, flow: usize) -> Sockets<TcpStats> {
+        let c = &self.conns[flow];
+        Sockets { client: *c.client.stats(), server: *c.server.stats() }
     }
 
-    /// Per class counters of a port.
-    pub(crate) fn port_class_stats(&self, p: PortId) -> Vec<(String, QueueStats)> {
-        self.ports[p.0 as usize].queue.class_stats()
+    pub(crate) fn port_counters(&self, p: PortId) -> PortCounters {
+        let port = &self.ports[p.0 as usize];
+        PortCounters { tx_packets: port.tx_packets, tx_bytes: port.tx_bytes, link_drops: port.link_drops }
     }
 
-    /// Fraction of the run the port spent transmitting.
-    pub(crate) fn port_utilisation(&self, p: PortId, over: SimTime) -> f64 {
+    /// Fraction of `over` the port spent transmitting.
+    fn port_utilisation(&self, p: PortId, over: SimTime) -> f64 {
         if over.ns() == 0 {
             return 0.0;
         }
@@ -109,8 +108,125 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         port.busy_ns.saturating_sub(booked_beyond) as f64 / over.ns() as f64
     }
 
-    pub(crate) fn port_tx(&self, p: PortId) -> (u64, u64, u64) {
-        let port = &self.ports[p.0 as usize];
-        (port.tx_packets, port.tx_bytes, port.link_drops)
+    /// Hand over what the run recorded; the network itself is dropped.
+    pub(crate) fn into_records(mut self, event_list: EventList) -> Records {
+        let duration = self.cfg.duration;
+        let monitor = std::mem::take(&mut self.cfg.monitor);
+        let samples = std::mem::take(&mut self.queue_samples);
+        let series = std::mem::take(&mut self.queue_series);
+        let ports = monitor
+            .iter()
+            .zip(samples.into_iter().zip(series))
+            .map(|(&p, (samples, series))| {
+                let port = &self.ports[p.0 as usize];
+                PortRecord {
+                    port: p,
+                    samples,
+                    series,
+                    classes: port
+                        .queue
+                        .class_stats()
+                        .into_iter()
+                        .map(|(name, stats)| ClassRecord { name, stats })
+                        .collect(),
+                    tx: self.port_counters(p),
+                    utilisation: self.port_utilisation(p, duration),
+                }
+            })
+            .collect();
+        let flows = self.conns.iter().map(|c| self.flow_record(c)).collect();
+        Records {
+            stats: self.stats,
+            event_list,
+            duration,
+            sample_interval: self.cfg.sample_interval,
+            ports,
+            flows,
+            flow_series: std::mem::take(&mut self.flow_series),
+            pings: std::mem::take(&mut self.pings).into_iter().map(|(_, r, _)| r).collect(),
+            topology: self.topo,
+        }
+    }
+}
+
+/// A client socket's and a server socket's view of one connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sockets<T> {
+    pub client: T,
+    pub server: T,
+}
+
+/// One sample of a flow's sender (series on).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSample {
+    pub t: SimTime,
+    /// `snd_cwnd`, packets.
+    pub cwnd: u32,
+    pub bytes_acked: u64,
+    /// Smoothed RTT, µs.
+    pub srtt_us: u32,
+}
+
+/// A port's transmit counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    pub tx_packets: u64,
+    /// Bytes on the wire, link-layer overhead included.
+    pub tx_bytes: u64,
+    /// Packets the link lost (random loss).
+    pub link_drops: u64,
+}
+
+/// A class of a port's queue and its counters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassRecord {
+    pub name: String,
+    pub stats: QueueStats,
+}
+
+/// What a monitored port recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortRecord {
+    pub port: PortId,
+    /// Occupancy in packets, one sample per recording interval from t = 0.
+    pub samples: Vec<u32>,
+    /// The occupancy series, when series are kept.
+    pub series: Vec<PortSample>,
+    pub classes: Vec<ClassRecord>,
+    pub tx: PortCounters,
+    /// Fraction of the run the port spent transmitting.
+    pub utilisation: f64,
+}
+
+/// What a run hands over when it ends (`Sim::into_records`): everything results are written
+/// from. Holding it keeps no part of the simulation alive.
+#[derive(Clone, Debug)]
+pub struct Records {
+    pub topology: Topology,
+    pub stats: RunStats,
+    pub event_list: EventList,
+    pub duration: SimTime,
+    /// The recording interval (None: nothing was sampled).
+    pub sample_interval: Option<SimTime>,
+    /// Per monitored port, in `SimConfig::monitor` order.
+    pub ports: Vec<PortRecord>,
+    /// Per flow, in the order the flows were given.
+    pub flows: Vec<FlowRecord>,
+    /// Per flow: its sender sampled at each interval, when series are kept.
+    pub flow_series: Vec<Vec<FlowSample>>,
+    pub pings: Vec<PingRecord>,
+}
+
+/// The warm-up cut, the one place it is computed: the index of the first sample taken at or
+/// after `warmup`, samples being taken every `interval` from t = 0.
+pub fn first_sample_after(warmup: SimTime, interval: SimTime) -> usize {
+    warmup.ns().div_ceil(interval.ns().max(1)) as usize
+}
+
+impl PortRecord {
+    /// The occupancy samples taken at or after `warmup`.
+    pub fn samples_after(&self, warmup: SimTime, interval: SimTime) -> &[u32] {
+        let skip = first_sample_after(warmup, interval).min(self.samples.len());
+        &self.samples[skip..]
     }
 }

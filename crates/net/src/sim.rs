@@ -3,9 +3,8 @@
 
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::{FlowRecord, FlowSpec, PingRecord, PingSpec};
-use crate::queue::QueueStats;
-use crate::record::PortSample;
+use crate::flows::{FlowSpec, PingSpec};
+use crate::record::{PortCounters, Records, Sockets};
 use crate::topology::{PortId, Routes, Topology, TopologyError};
 use ccsim_engine::{HeapQueue, SimTime, WheelQueue};
 use ccsim_tcp::{TcpInfo, TcpStats};
@@ -151,44 +150,25 @@ impl Sim {
     pub fn run_stats(&self) -> RunStats {
         core!(&self.0, c => c.run_stats())
     }
-    pub fn flow_records(&self) -> Vec<FlowRecord> {
-        core!(&self.0, c => c.flow_records())
-    }
+    /// What each flow asked for, in order.
     pub fn flow_specs(&self) -> Vec<&FlowSpec> {
         core!(&self.0, c => c.flow_specs())
     }
-    /// The counters of a flow's client and server sockets.
-    pub fn tcp_stats(&self, flow: usize) -> (TcpStats, TcpStats) {
-        core!(&self.0, c => c.tcp_stats(flow))
-    }
-    /// `tcp_info` of a flow's client and server sockets.
-    pub fn tcp_info(&self, flow: usize) -> (TcpInfo, TcpInfo) {
+    /// `tcp_info` of a flow's client and server sockets, as they are now.
+    pub fn tcp_info(&self, flow: usize) -> Sockets<TcpInfo> {
         core!(&self.0, c => c.tcp_info(flow))
     }
-    pub fn ping_records(&self) -> Vec<PingRecord> {
-        core!(&self.0, c => c.ping_records())
+    /// The counters of a flow's client and server sockets, as they are now.
+    pub fn tcp_stats(&self, flow: usize) -> Sockets<TcpStats> {
+        core!(&self.0, c => c.tcp_stats(flow))
     }
-    /// Per class counters of a port.
-    pub fn port_class_stats(&self, p: PortId) -> Vec<(String, QueueStats)> {
-        core!(&self.0, c => c.port_class_stats(p))
+    /// A port's transmit counters, as they are now.
+    pub fn port_counters(&self, p: PortId) -> PortCounters {
+        core!(&self.0, c => c.port_counters(p))
     }
-    /// Fraction of the run the port spent transmitting.
-    pub fn port_utilisation(&self, p: PortId, over: SimTime) -> f64 {
-        core!(&self.0, c => c.port_utilisation(p, over))
-    }
-    pub fn port_tx(&self, p: PortId) -> (u64, u64, u64) {
-        core!(&self.0, c => c.port_tx(p))
-    }
-    /// Per monitored port: occupancy samples (packets).
-    pub fn queue_samples(&self) -> &[Vec<u32>] {
-        core!(&self.0, c => &c.queue_samples)
-    }
-    /// Per monitored port: the occupancy series, when `series` is on.
-    pub fn queue_series(&self) -> &[Vec<PortSample>] {
-        core!(&self.0, c => &c.queue_series)
-    }
-    /// Per flow: (t, cwnd, bytes_acked, srtt_us) series when `series` is on.
-    pub fn flow_series(&self) -> &[Vec<(SimTime, u32, u64, u32)>] {
-        core!(&self.0, c => &c.flow_series)
+    /// End the run and hand over its records; the network is dropped.
+    pub fn into_records(self) -> Records {
+        let event_list = self.event_list();
+        core!(self.0, c => c.into_records(event_list))
     }
 }

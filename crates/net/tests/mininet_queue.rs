@@ -80,9 +80,9 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
     };
     let mut sim = Sim::new(cfg, t, flows, vec![]).unwrap();
     sim.run();
-    let util = sim.port_utilisation(bottleneck, SimTime::from_secs(secs));
-    let q = sim.queue_samples()[0].clone();
-    (q, util, sim.flow_records())
+    let mut rec = sim.into_records();
+    let port = rec.ports.remove(0);
+    (port.samples, port.utilisation, rec.flows)
 }
 
 fn pct(v: &[u32], p: f64) -> u32 {

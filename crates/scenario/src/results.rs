@@ -2,7 +2,7 @@
 
 use crate::build::Built;
 use ccsim_engine::SimTime;
-use ccsim_net::{FlowKind, Sim};
+use ccsim_net::{FlowKind, FlowSample, Records, Sim};
 use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
 use serde::Serialize;
 use std::io::Write;
@@ -94,10 +94,10 @@ pub struct Summary {
     pub pings: Vec<PingSummary>,
 }
 
-/// A finished run: the summary plus the raw series for CSVs and plots.
+/// A finished run: the summary plus the records for CSVs and plots.
 pub struct Outcome {
     pub summary: Summary,
-    pub sim: Sim,
+    pub records: Records,
     pub built_names: Vec<String>,
     pub interval: SimTime,
     pub warmup: SimTime,
@@ -113,25 +113,30 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
     let interval = b.cfg.sample_interval.unwrap_or(SimTime::from_ms(1));
     let warmup = b.warmup;
     let seed = b.cfg.seed;
-    let monitor = b.cfg.monitor.clone();
     let names = b.monitor_names.clone();
     let mut sim =
         Sim::with_routes(b.cfg, b.topo, b.routes, b.flows, b.pings).expect("routes were checked when building");
     sim.run_until(duration, |t| progress(t, duration));
+    let records = sim.into_records();
     let skip = (warmup.ns() / interval.ns().max(1)) as usize;
     let mut queues = Vec::new();
-    for (k, p) in monitor.iter().enumerate() {
+    for (k, port) in records.ports.iter().enumerate() {
         let mut h = IntHistogram::new();
-        for &v in sim.queue_samples()[k].iter().skip(skip) {
+        for &v in port.samples.iter().skip(skip) {
             h.record(v as u64);
         }
         let s = h.summary();
-        let classes: Vec<ClassSummary> = sim
-            .port_class_stats(*p)
-            .into_iter()
-            .map(|(name, st)| ClassSummary { name, enqueued: st.enqueued, drops: st.drops, marks: st.marks })
+        let classes: Vec<ClassSummary> = port
+            .classes
+            .iter()
+            .map(|c| ClassSummary {
+                name: c.name.clone(),
+                enqueued: c.stats.enqueued,
+                drops: c.stats.drops,
+                marks: c.stats.marks,
+            })
             .collect();
-        let (tx_packets, _, link_drops) = sim.port_tx(*p);
+        let (tx_packets, link_drops) = (port.tx.tx_packets, port.tx.link_drops);
         queues.push(QueueSummary {
             port: names[k].clone(),
             samples: s.samples,
@@ -143,25 +148,23 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
             drops: classes.iter().map(|c| c.drops).sum::<u64>() + link_drops,
             marks: classes.iter().map(|c| c.marks).sum(),
             tx_packets,
-            utilisation: round6(sim.port_utilisation(*p, duration)),
+            utilisation: round6(port.utilisation),
             classes,
         });
     }
-    let topo = sim.topology();
-    let specs = sim.flow_specs();
-    let flows = sim
-        .flow_records()
-        .into_iter()
-        .zip(specs)
-        .map(|(r, spec)| {
+    let topo = &records.topology;
+    let flows = records
+        .flows
+        .iter()
+        .map(|r| {
             let end = r.end.unwrap_or(duration).min(duration);
             let active = end.saturating_sub(r.start).secs_f64();
             let goodput = if active > 0.0 { r.bytes_acked as f64 * 8.0 / active / 1e6 } else { 0.0 };
             FlowSummary {
-                name: r.name,
-                cc: r.cc,
-                src: topo.name(spec.src).to_string(),
-                dst: topo.name(spec.dst).to_string(),
+                name: r.name.clone(),
+                cc: r.cc.clone(),
+                src: topo.name(r.src).to_string(),
+                dst: topo.name(r.dst).to_string(),
                 start_s: r.start.secs_f64(),
                 goodput_mbps: round6(goodput),
                 bytes_acked: r.bytes_acked,
@@ -172,7 +175,7 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
                 cwr_events: r.cwr_events,
                 completion_s: r.completion.map(|t| round6(t.secs_f64())),
                 established_s: r.established.map(|t| round6(t.secs_f64())),
-                rpc: matches!(spec.kind, FlowKind::Rpc { .. }).then(|| {
+                rpc: matches!(r.kind, FlowKind::Rpc { .. }).then(|| {
                     let ms: Vec<f64> = r.rpc_latencies.iter().map(|t| t.secs_f64() * 1e3).collect();
                     let s = summarize(&ms);
                     RpcSummary {
@@ -185,14 +188,14 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
             }
         })
         .collect();
-    let pings = sim
-        .ping_records()
-        .into_iter()
+    let pings = records
+        .pings
+        .iter()
         .map(|p| {
             let ms: Vec<f64> = p.rtts.iter().map(|r| r * 1e3).collect();
             let s = summarize(&ms);
             PingSummary {
-                name: p.name,
+                name: p.name.clone(),
                 sent: p.sent,
                 received: ms.len() as u64,
                 mean_ms: round6(s.mean),
@@ -204,7 +207,7 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
             }
         })
         .collect();
-    let rs = sim.run_stats();
+    let rs = records.stats;
     let summary = Summary {
         seed,
         duration_s: duration.secs_f64(),
@@ -215,7 +218,7 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
         flows,
         pings,
     };
-    Outcome { summary, sim, built_names: names, interval, warmup }
+    Outcome { summary, records, built_names: names, interval, warmup }
 }
 
 fn file_name(port: &str) -> String {
@@ -231,36 +234,36 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     std::fs::create_dir_all(dir)?;
     let _ = std::fs::remove_file(dir.join("summary.json"));
     std::fs::write(dir.join("config.resolved.toml"), resolved)?;
-    let sim = &out.sim;
+    let rec = &out.records;
     let iv = out.interval.secs_f64();
     let mut cdf_series = Vec::new();
     for (k, name) in out.built_names.iter().enumerate() {
         let fname = file_name(name);
-        if !sim.queue_series()[k].is_empty() {
+        let port = &rec.ports[k];
+        if !port.series.is_empty() {
             let mut w = CsvWriter::new(
                 std::io::BufWriter::new(std::fs::File::create(dir.join(format!("queue_{fname}.csv")))?),
                 &["t_s", "packets", "bytes"],
             )?;
-            for s in &sim.queue_series()[k] {
+            for s in &port.series {
                 w.write_nums(&[s.t.secs_f64(), s.packets as f64, s.bytes as f64])?;
             }
             w.flush()?;
-            let pts: Vec<(f64, f64)> =
-                sim.queue_series()[k].iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect();
+            let pts: Vec<(f64, f64)> = port.series.iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect();
             let mut plot = Plot::new(format!("Queue occupancy at {name}"), "time (s)", "packets");
             plot.kind = PlotKind::Line;
             plot.series.push(Series::new(name.clone(), pts));
             std::fs::write(dir.join(format!("queue_{fname}.svg")), plot.to_svg(900, 420))?;
         }
         let skip = (out.warmup.secs_f64() / iv) as usize;
-        let vals: Vec<f64> = sim.queue_samples()[k].iter().skip(skip).map(|&v| v as f64).collect();
+        let vals: Vec<f64> = port.samples.iter().skip(skip).map(|&v| v as f64).collect();
         cdf_series.push((name.clone(), vals));
     }
     if !cdf_series.is_empty() {
         let plot = cdf_plot("CDF of queue occupancy", "packets", cdf_series);
         std::fs::write(dir.join("queue_cdf.svg"), plot.to_svg(700, 420))?;
     }
-    if sim.flow_series().iter().any(|s| !s.is_empty()) {
+    if rec.flow_series.iter().any(|s| !s.is_empty()) {
         let mut w = CsvWriter::new(
             std::io::BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?),
             &["t_s", "flow", "cwnd", "goodput_mbps", "srtt_us"],
@@ -268,11 +271,11 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
         let names: Vec<String> = out.summary.flows.iter().map(|f| f.name.clone()).collect();
         let mut cwnd_plot = Plot::new("Congestion window", "time (s)", "cwnd (packets)");
         let mut tput_plot = Plot::new("Goodput", "time (s)", "Mb/s");
-        for (i, series) in sim.flow_series().iter().enumerate() {
+        for (i, series) in rec.flow_series.iter().enumerate() {
             let mut prev = 0u64;
             let mut cw = Vec::with_capacity(series.len());
             let mut tp = Vec::with_capacity(series.len());
-            for &(t, cwnd, acked, srtt) in series {
+            for &FlowSample { t, cwnd, bytes_acked: acked, srtt_us: srtt } in series {
                 let rate = (acked - prev.min(acked)) as f64 * 8.0 / iv / 1e6;
                 prev = acked;
                 let ts = t.secs_f64();
@@ -293,13 +296,13 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
         std::fs::write(dir.join("cwnd.svg"), cwnd_plot.to_svg(900, 420))?;
         std::fs::write(dir.join("goodput.svg"), tput_plot.to_svg(900, 420))?;
     }
-    let pings = sim.ping_records();
+    let pings = &rec.pings;
     if !pings.is_empty() {
         let mut w = CsvWriter::new(
             std::io::BufWriter::new(std::fs::File::create(dir.join("pings.csv"))?),
             &["probe", "seq", "rtt_ms"],
         )?;
-        for p in &pings {
+        for p in pings {
             for (i, r) in p.rtts.iter().enumerate() {
                 w.write_row(&[p.name.as_str().into(), ((i + 1) as f64).into(), (r * 1e3).into()])?;
             }

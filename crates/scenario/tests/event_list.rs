@@ -37,7 +37,7 @@ fn run(text: &str, list: EventList) -> (String, EventList) {
     let mut b = build(&parse(text, "event_list.toml").unwrap()).unwrap();
     b.cfg.event_list = list;
     let o = run_built(b, |_, _| {});
-    (serde_json::to_string(&o.summary).unwrap(), o.sim.event_list())
+    (serde_json::to_string(&o.summary).unwrap(), o.records.event_list)
 }
 
 fn same_run(text: &str) {

@@ -135,7 +135,7 @@ fn a_run_stopped_early_sees_the_same_state() {
         let ports = 2 * b.topo.links.len();
         let mut s = Sim::new(b.cfg, b.topo, b.flows, b.pings).unwrap();
         s.run_until(SimTime::from_us(37_123), |_| {});
-        let tx: Vec<_> = (0..ports).map(|p| s.port_tx(ccsim_net::PortId(p as u32))).collect();
+        let tx: Vec<_> = (0..ports).map(|p| s.port_counters(ccsim_net::PortId(p as u32))).collect();
         let tcp: Vec<_> = (0..3).map(|f| format!("{:?}", s.tcp_stats(f))).collect();
         (tx, tcp, s.run_stats().events)
     };

@@ -191,7 +191,7 @@ fn run_full(text: &str) -> (Summary, u64, u64) {
     let mut b = build(&parse(text, "fq.toml").unwrap()).unwrap_or_else(|e| panic!("{e}"));
     b.cfg.express = false;
     let o = run_built(b, |_, _| {});
-    let drops = (0..o.summary.flows.len()).map(|i| o.sim.tcp_stats(i).0.local_drops).sum();
+    let drops = (0..o.summary.flows.len()).map(|i| o.records.flows[i].sockets.client.local_drops).sum();
     (o.summary.clone(), o.summary.events, drops)
 }
 
@@ -327,7 +327,7 @@ dst = "a"
 "#;
     let b = build(&parse(text, "fq.toml").unwrap()).unwrap_or_else(|e| panic!("{e}"));
     let o = run_built(b, |_, _| {});
-    let receivers: Vec<_> = (0..2).map(|i| o.sim.tcp_stats(i).1).collect();
+    let receivers: Vec<_> = (0..2).map(|i| o.records.flows[i].sockets.server).collect();
     assert!(receivers.iter().all(|r| r.data_segs_out == 0), "receivers send no data");
     assert!(receivers.iter().map(|r| r.cwr_events).sum::<u64>() > 0, "{receivers:?}");
 }

@@ -31,7 +31,7 @@ dst = "b"
 /// the run's event count.
 fn run(text: &str) -> (u64, u64, f64, u64) {
     let o = run_built(build(&parse(text, "gro.toml").unwrap()).unwrap(), |_, _| {});
-    let (_, server) = o.sim.tcp_stats(0);
+    let server = o.records.flows[0].sockets.server;
     (server.data_segs_in, server.segs_out, o.summary.flows[0].goodput_mbps, o.summary.events)
 }
 

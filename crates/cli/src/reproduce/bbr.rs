@@ -169,7 +169,7 @@ pub fn run_loss(ctx: &Ctx) -> Result<ExpOutput, String> {
 pub fn run_bloat(ctx: &Ctx) -> Result<ExpOutput, String> {
     let cubic = ctx.run(BLOAT, "cubic", &bloat_scenario("cubic", ctx.quick))?;
     let bbr = ctx.run(BLOAT, "bbr", &bloat_scenario("bbr", ctx.quick))?;
-    let rtts = |o: &Outcome| -> Vec<f64> { o.sim.ping_records()[0].rtts.iter().map(|r| r * 1e3).collect() };
+    let rtts = |o: &Outcome| -> Vec<f64> { o.records.pings[0].rtts.iter().map(|r| r * 1e3).collect() };
     let (rc, rb) = (rtts(&cubic), rtts(&bbr));
     let (mc, mb) = (summarize(&rc).p50, summarize(&rb).p50);
     let (uc, ub) = (cubic.summary.queues[0].utilisation, bbr.summary.queues[0].utilisation);

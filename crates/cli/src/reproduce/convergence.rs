@@ -3,7 +3,7 @@
 //! for 10 s and stops; flow 1 sends one more second. Per-flow rate every 0.5 s.
 
 use super::{figure, html_table, Ctx, ExpOutput, Row};
-use ccsim_engine::SimTime;
+use ccsim_net::FlowSample;
 use ccsim_report::{Plot, PlotKind, Series};
 use ccsim_scenario::Outcome;
 
@@ -99,11 +99,11 @@ interval = "500ms"
 /// Per-flow goodput (Gb/s) over consecutive sampling intervals, labelled by interval start.
 fn rates(o: &Outcome) -> Vec<(f64, f64, f64)> {
     let iv = o.interval.secs_f64();
-    let (s1, s2) = (&o.sim.flow_series()[0], &o.sim.flow_series()[1]);
+    let (s1, s2) = (&o.records.flow_series[0], &o.records.flow_series[1]);
     (1..s1.len().min(s2.len()))
         .map(|i| {
-            let r = |s: &[(SimTime, u32, u64, u32)]| (s[i].2 - s[i - 1].2) as f64 * 8.0 / iv / 1e9;
-            (s1[i - 1].0.secs_f64(), r(s1), r(s2))
+            let r = |s: &[FlowSample]| (s[i].bytes_acked - s[i - 1].bytes_acked) as f64 * 8.0 / iv / 1e9;
+            (s1[i - 1].t.secs_f64(), r(s1), r(s2))
         })
         .collect()
 }

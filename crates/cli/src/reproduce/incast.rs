@@ -67,7 +67,7 @@ fn stats(o: &Outcome) -> Stats {
         timeouts: o.summary.flows.iter().map(|f| f.other_timeouts as f64).collect(),
         rtos: o.summary.flows.iter().map(|f| f.rto_count as f64).collect(),
         tput: o.summary.flows.iter().map(|f| f.goodput_mbps).collect(),
-        ping_ms: o.sim.ping_records().first().map(|p| p.rtts.iter().map(|r| r * 1e3).collect()).unwrap_or_default(),
+        ping_ms: o.records.pings.first().map(|p| p.rtts.iter().map(|r| r * 1e3).collect()).unwrap_or_default(),
     }
 }
 
@@ -341,7 +341,7 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
     q.kind = PlotKind::Line;
     for (l, o) in [("CUBIC", &cubic), ("DCTCP", &dctcp)] {
         q.series
-            .push(Series::new(l, o.sim.queue_series()[0].iter().map(|s| (s.t.secs_f64(), s.bytes as f64)).collect()));
+            .push(Series::new(l, o.records.ports[0].series.iter().map(|s| (s.t.secs_f64(), s.bytes as f64)).collect()));
     }
     html.push_str(&figure("Queue occupancy (bytes, all classes)", q.to_svg(900, 360)));
     Ok(ExpOutput { rows, html })

@@ -24,7 +24,7 @@ fn shorten(toml: &str, quick: bool) -> String {
 }
 
 fn queue_points(o: &Outcome) -> Vec<(f64, f64)> {
-    o.sim.queue_series()[0].iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect()
+    o.records.ports[0].series.iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect()
 }
 
 pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
@@ -91,7 +91,7 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
     let skip = |o: &Outcome| (o.warmup.ns() / o.interval.ns().max(1)) as usize;
     let series = [("TCP", &tcp), ("DCTCP", &dctcp)]
         .iter()
-        .map(|(l, o)| (l.to_string(), o.sim.queue_samples()[0].iter().skip(skip(o)).map(|&v| v as f64).collect()))
+        .map(|(l, o)| (l.to_string(), o.records.ports[0].samples.iter().skip(skip(o)).map(|&v| v as f64).collect()))
         .collect();
     html.push_str(&figure(
         "CDF of instantaneous queue occupancy",

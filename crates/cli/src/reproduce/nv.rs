@@ -97,7 +97,7 @@ fn gbps(o: &Outcome, prefix: &str) -> f64 {
 }
 
 fn ping_ms(o: &Outcome) -> f64 {
-    let all: Vec<f64> = o.sim.ping_records().iter().flat_map(|p| p.rtts.iter().map(|r| r * 1e3)).collect();
+    let all: Vec<f64> = o.records.pings.iter().flat_map(|p| p.rtts.iter().map(|r| r * 1e3)).collect();
     summarize(&all).mean
 }
 
