@@ -230,3 +230,29 @@ impl PortRecord {
         &self.samples[skip..]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warmup_cut_keeps_exactly_the_samples_at_or_after_the_warmup() {
+        let ms = SimTime::from_ms;
+        assert_eq!(first_sample_after(ms(1000), ms(1)), 1000, "sample 1000 is taken at 1 s itself");
+        assert_eq!(first_sample_after(SimTime::from_us(1_000_500), ms(1)), 1001);
+        assert_eq!(first_sample_after(SimTime::ZERO, ms(1)), 0);
+        // In floating point 0.3 s / 100 µs is 2999.9999999999995: a cut computed so would keep
+        // the sample at 0.2999 s.
+        assert_eq!(first_sample_after(ms(300), SimTime::from_us(100)), 3000);
+        let port = PortRecord {
+            port: PortId(0),
+            samples: (0..10).collect(),
+            series: Vec::new(),
+            classes: Vec::new(),
+            tx: PortCounters::default(),
+            utilisation: 0.0,
+        };
+        assert_eq!(port.samples_after(ms(3), ms(1)), &[3, 4, 5, 6, 7, 8, 9]);
+        assert!(port.samples_after(ms(30), ms(1)).is_empty(), "a warm-up past the run keeps nothing");
+    }
+}

@@ -118,11 +118,10 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
         Sim::with_routes(b.cfg, b.topo, b.routes, b.flows, b.pings).expect("routes were checked when building");
     sim.run_until(duration, |t| progress(t, duration));
     let records = sim.into_records();
-    let skip = (warmup.ns() / interval.ns().max(1)) as usize;
     let mut queues = Vec::new();
     for (k, port) in records.ports.iter().enumerate() {
         let mut h = IntHistogram::new();
-        for &v in port.samples.iter().skip(skip) {
+        for &v in port.samples_after(warmup, interval) {
             h.record(v as u64);
         }
         let s = h.summary();
@@ -255,8 +254,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             plot.series.push(Series::new(name.clone(), pts));
             std::fs::write(dir.join(format!("queue_{fname}.svg")), plot.to_svg(900, 420))?;
         }
-        let skip = (out.warmup.secs_f64() / iv) as usize;
-        let vals: Vec<f64> = port.samples.iter().skip(skip).map(|&v| v as f64).collect();
+        let vals: Vec<f64> = port.samples_after(out.warmup, out.interval).iter().map(|&v| v as f64).collect();
         cdf_series.push((name.clone(), vals));
     }
     if !cdf_series.is_empty() {

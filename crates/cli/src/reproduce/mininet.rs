@@ -88,10 +88,12 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
         }
         html.push_str(&figure(&format!("{label} queue over time"), p.to_svg(900, 360)));
     }
-    let skip = |o: &Outcome| (o.warmup.ns() / o.interval.ns().max(1)) as usize;
+
     let series = [("TCP", &tcp), ("DCTCP", &dctcp)]
         .iter()
-        .map(|(l, o)| (l.to_string(), o.records.ports[0].samples.iter().skip(skip(o)).map(|&v| v as f64).collect()))
+        .map(|(l, o)| {
+            (l.to_string(), o.records.ports[0].samples_after(o.warmup, o.interval).iter().map(|&v| v as f64).collect())
+        })
         .collect();
     html.push_str(&figure(
         "CDF of instantaneous queue occupancy",
