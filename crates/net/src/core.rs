@@ -12,6 +12,7 @@ use crate::queue::PortQueue;
 use crate::record::{FlowSample, PortSample};
 use crate::route::trace_path;
 use crate::sim::{RunStats, SimConfig};
+use crate::switch::Switches;
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
 use ccsim_tcp::{Endpoint, Segment};
@@ -25,6 +26,8 @@ pub(crate) struct Core<Q> {
     pub(crate) pool: Pool<Packet>,
     pub(crate) ports: Vec<Port>,
     pub(crate) routes: Routes,
+    /// The switches and the ports each owns.
+    pub(crate) switches: Switches,
     /// Source routes: per connection and direction, the ports a segment leaves by, host NIC
     /// first, as the route table and the flow hash would pick them hop by hop.
     pub(crate) paths: Vec<u32>,
@@ -102,6 +105,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 });
             }
         }
+        let switches = Switches::new(&topo);
         let mut host_nic = vec![u32::MAX; topo.num_nodes()];
         let mut nics = vec![0u32; topo.num_nodes()];
         for p in 0..2 * topo.links.len() as u32 {
@@ -193,6 +197,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             pool: Pool::new(),
             ports,
             routes,
+            switches,
             paths,
             prefetch_next,
             express,

@@ -16,6 +16,7 @@
 //! - `host.rs`   — the host stack: TSQ, fq's room, the receive path (GRO), delivery to sockets;
 //! - `conn.rs`   — connections: endpoint output to packets, timer events;
 //! - `app.rs`    — applications (bulk, fixed-size transfers, RPCs) and ping probes;
+//! - `switch.rs` — switches as entities that own their ports (switch-wide state lives here);
 //! - `record.rs` — sampling, and the counters and records read at the end;
 //! - `flows.rs`  — what a flow or ping probe is asked to do, and what it did.
 
@@ -33,6 +34,7 @@ mod queue;
 mod record;
 mod route;
 mod sim;
+mod switch;
 mod topology;
 
 /// Test helper for the `repr(C)` layouts: each (name, offset, size, line) field lies wholly in
@@ -55,4 +57,5 @@ pub use queue::{
 pub use queue::{EnqueueResult, PortQueue};
 pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, PortRecord, PortSample, Records, Sockets};
 pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
+pub use switch::{Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

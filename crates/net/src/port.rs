@@ -287,8 +287,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 return;
             }
             self.deliver(id, now);
-        } else if self.topo.kinds[node.0 as usize] == NodeKind::Switch {
-            self.forward(node, id, now);
+        } else if let Some(sw) = self.switches.at(node) {
+            self.switch_receive(sw, id, now);
         } else {
             self.pool.free(id); // a host never forwards
         }
