@@ -8,7 +8,51 @@ use crate::flows::FlowKind;
 use crate::packet::{Packet, Payload};
 use ccsim_engine::{EventQueue, SimTime};
 
+/// What an application did when its socket had run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AppStep {
+    /// Nothing more to send now.
+    Idle,
+    /// It wrote more: the socket's output must be handled again.
+    Wrote,
+}
+
 impl<Q: EventQueue<Ev>> Core<Q> {
+    /// The application's turn after one side of its connection ran (`after_endpoint`): a
+    /// transfer completes when all of it is acknowledged; an RPC flow writes the next RPC.
+    #[inline]
+    pub(crate) fn app_after_socket(&mut self, ci: usize, side: Side, now: SimTime) -> AppStep {
+        let c = &mut self.conns[ci];
+        match c.spec.kind {
+            FlowKind::Transfer { .. } => {
+                if c.completion.is_none() && c.started && c.client.all_acked() {
+                    c.completion = Some(now);
+                    c.end = Some(now);
+                }
+            }
+            FlowKind::Rpc { bytes, .. } => {
+                // The next RPC starts as soon as the previous one is acknowledged, until stopped.
+                if c.started && c.end.is_none() && side == Side::Client && c.client.all_acked() {
+                    c.rpc_latencies.push(now - c.rpc_start);
+                    c.rpc_start = now;
+                    self.set_qdisc_room(ci, Side::Client);
+                    let c = &mut self.conns[ci];
+                    c.client.write(now, bytes, &mut self.out);
+                    return AppStep::Wrote;
+                }
+            }
+            FlowKind::Bulk { .. } => {}
+        }
+        AppStep::Idle
+    }
+
+    /// The application stops (`FlowSpec::kind`'s stop time): no more data is written.
+    pub(crate) fn flow_stop(&mut self, ci: usize, now: SimTime) {
+        let conn = &mut self.conns[ci];
+        conn.client.stop_sending();
+        conn.end.get_or_insert(now);
+    }
+
     pub(crate) fn flow_start(&mut self, ci: usize, now: SimTime) {
         self.settle_nic(ci, Side::Client, now);
         let c = &mut self.conns[ci];

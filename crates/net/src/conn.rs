@@ -1,9 +1,10 @@
 //! Connections: a flow's two endpoints and what the network keeps for them, and the glue that
 //! turns what an endpoint emits into packets and keeps its timer event pending.
 
+use crate::app::AppStep;
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::{FlowKind, FlowSpec};
+use crate::flows::FlowSpec;
 use crate::packet::{Packet, Payload};
 use crate::topology::NodeId;
 use ccsim_engine::{EventQueue, SimTime};
@@ -134,25 +135,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if c.established.is_none() && c.client.is_established() {
             c.established = Some(now);
         }
-        match c.spec.kind {
-            FlowKind::Transfer { .. } => {
-                if c.completion.is_none() && c.started && c.client.all_acked() {
-                    c.completion = Some(now);
-                    c.end = Some(now);
-                }
-            }
-            FlowKind::Rpc { bytes, .. } => {
-                // The next RPC starts as soon as the previous one is acknowledged, until stopped.
-                if c.started && c.end.is_none() && side == Side::Client && c.client.all_acked() {
-                    c.rpc_latencies.push(now - c.rpc_start);
-                    c.rpc_start = now;
-                    self.set_qdisc_room(ci, Side::Client);
-                    let c = &mut self.conns[ci];
-                    c.client.write(now, bytes, &mut self.out);
-                    return self.after_endpoint(ci, side, now);
-                }
-            }
-            FlowKind::Bulk { .. } => {}
+        if self.app_after_socket(ci, side, now) == AppStep::Wrote {
+            return self.after_endpoint(ci, side, now);
         }
         self.resched(ci, side);
         self.return_local_drops(now);

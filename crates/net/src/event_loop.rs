@@ -52,11 +52,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 Ev::Timer(c, side) => self.timer(c as usize, side, now),
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),
                 Ev::FlowConnect(c) => self.flow_connect(c as usize, now),
-                Ev::FlowStop(c) => {
-                    let conn = &mut self.conns[c as usize];
-                    conn.client.stop_sending();
-                    conn.end.get_or_insert(now);
-                }
+                Ev::FlowStop(c) => self.flow_stop(c as usize, now),
                 Ev::Ping(i) => self.ping(i as usize, now),
                 Ev::Sample => self.sample(now),
                 Ev::RxFlush(n) => self.rx_flush(n as usize, now),
