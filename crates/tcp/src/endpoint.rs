@@ -3,6 +3,7 @@ use crate::segment::{Segment, TcpFlags};
 use ccsim_cc::{CaEvent, CaState, Cc, CongestionOps, MinMax, Sock, DEFAULT_RNG_SEED};
 use ccsim_engine::SimTime;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Connection state (`sk_state`), reduced to what a simulated endpoint passes through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +158,9 @@ pub(crate) struct PacingMode {
 
 /// A TCP endpoint (one connection), sans-IO.
 pub struct Endpoint {
-    pub(crate) cfg: TcpConfig,
+    /// The sysctls and socket options, shared read-only by every endpoint built from the same
+    /// configuration (the kernel's `net.ipv4.*` sysctls are per namespace, not per socket).
+    pub(crate) cfg: Arc<TcpConfig>,
     pub(crate) state: TcpState,
     /// The narrow socket view shared with the congestion-control module.
     pub(crate) sk: Sock,
@@ -280,7 +283,7 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    fn blank(cfg: TcpConfig, iss: u32) -> Self {
+    fn blank(cfg: Arc<TcpConfig>, iss: u32) -> Self {
         let cc = Cc::new(cfg.cc, &cfg.cc_params);
         // The CC's random stream (BBR's gain-cycle start) is seeded from the ISS, which the
         // scenario draws from the flow's own random stream: per-flow, and reproducible.
@@ -397,15 +400,17 @@ impl Endpoint {
     }
 
     /// A passive endpoint waiting for a SYN (`listen()` + the child socket that `accept()` returns).
-    pub fn listen(cfg: TcpConfig, iss: u32) -> Self {
-        let mut ep = Endpoint::blank(cfg, iss);
+    /// `cfg` may be a `TcpConfig` or an `Arc<TcpConfig>` shared with other endpoints.
+    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, iss: u32) -> Self {
+        let mut ep = Endpoint::blank(cfg.into(), iss);
         ep.state = TcpState::Listen;
         ep
     }
 
     /// An active endpoint; call [`Endpoint::connect`] to send the SYN.
-    pub fn client(cfg: TcpConfig, iss: u32) -> Self {
-        Endpoint::blank(cfg, iss)
+    /// `cfg` may be a `TcpConfig` or an `Arc<TcpConfig>` shared with other endpoints.
+    pub fn client(cfg: impl Into<Arc<TcpConfig>>, iss: u32) -> Self {
+        Endpoint::blank(cfg.into(), iss)
     }
 
     pub fn state(&self) -> TcpState {
@@ -426,6 +431,10 @@ impl Endpoint {
         &self.stats
     }
     pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// The shared configuration, to build further endpoints from without copying it.
+    pub fn config_arc(&self) -> &Arc<TcpConfig> {
         &self.cfg
     }
     pub fn is_established(&self) -> bool {
