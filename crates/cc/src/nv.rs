@@ -11,7 +11,7 @@
 //!
 //! Units are the kernel's: RTTs in µs, `ack_sample.in_flight` in bytes (the bytes delivered
 //! between the send of the acked packet and its ACK, `mss_cache · (delivered −
-//! rate.prior_delivered)`), rate in 100 bit/s, jiffies at HZ = 1000. Where C's `u32`
+//! rate.prior_delivered)`), rate in 100 bit/s, jiffies at the socket's HZ. Where C's `u32`
 //! arithmetic wraps, the code uses wrapping operations; shifts by the (s8) growth factor use
 //! x86's count masking (`wrapping_shl`/`wrapping_shr`), as the kernel's would.
 //!
@@ -30,11 +30,12 @@ const NV_MIN_CWND: u8 = 4;
 const NV_MIN_CWND_GROW: u8 = 2;
 /// `NV_TSO_CWND_BOUND`: `nv_min_cwnd` stays at most one above this.
 const NV_TSO_CWND_BOUND: u8 = 80;
-/// Jiffies per second (the simulator runs HZ = 1000, see [`Sock::jiffies`]).
-const HZ: u32 = 1000;
+/// The highest `CONFIG_HZ` ccsim runs (`TcpConfig::hz`); the module reads the socket's HZ
+/// ([`Sock::hz`]).
+const MAX_HZ: u32 = 1000;
 /// Largest `nv_reset_period` for which `nv_reset_period * (384 + 255) * HZ` fits the kernel's
-/// `int`.
-const NV_MAX_RESET_PERIOD: u32 = (i32::MAX as u32) / (639 * HZ);
+/// `int` at every HZ.
+const NV_MAX_RESET_PERIOD: u32 = (i32::MAX as u32) / (639 * MAX_HZ);
 
 /// TCP-NV parameters: every tunable of tcp_nv.c with the kernel's default. Linux exposes only
 /// `nv_pad`, `nv_reset_period` and `nv_min_cwnd` as module parameters; the others are
@@ -346,7 +347,7 @@ impl CongestionOps for Nv {
 
         let ca = &mut self.ca;
         ca.nv_allow_cwnd_growth = true;
-        ca.nv_min_rtt_reset_jiffies = sk.jiffies().wrapping_add(2 * HZ);
+        ca.nv_min_rtt_reset_jiffies = sk.jiffies().wrapping_add(2 * sk.hz());
         ca.nv_min_rtt = NV_INIT_RTT;
         ca.nv_min_rtt_new = NV_INIT_RTT;
         ca.nv_min_cwnd = NV_MIN_CWND;
@@ -472,7 +473,7 @@ impl CongestionOps for Nv {
             self.ca.nv_min_rtt_new = NV_INIT_RTT;
             let rand = u32::from(self.random_byte());
             let ca = &mut self.ca;
-            ca.nv_min_rtt_reset_jiffies = now.wrapping_add((u32::from(k.reset_period) * (384 + rand) * HZ) >> 9);
+            ca.nv_min_rtt_reset_jiffies = now.wrapping_add((u32::from(k.reset_period) * (384 + rand) * sk.hz()) >> 9);
             ca.nv_min_cwnd = (ca.nv_min_cwnd / 2).max(NV_MIN_CWND);
         }
 

@@ -115,6 +115,11 @@ pub struct Sock {
     /// engine that plays the program) and the endpoint copies it here from its configuration.
     /// Only TCP-NV reads it, at init, and only a positive reply counts.
     pub base_rtt_us: Option<u32>,
+    /// `CONFIG_HZ` of the stack the module runs in (the endpoint's `TcpConfig::hz`: 100, 250,
+    /// 300 or 1000): the rate of the jiffies clock ([`Sock::jiffies`]) and the unit of
+    /// [`Sock::usecs_to_jiffies`] / [`Sock::msecs_to_jiffies`]. Modules read it as [`Sock::hz`]
+    /// where the kernel writes `HZ`.
+    pub hz: u32,
 }
 
 impl Default for Sock {
@@ -160,6 +165,7 @@ impl Default for Sock {
             rx_cwr: false,
             lsndtime_ns: 0,
             base_rtt_us: None,
+            hz: 1000,
         }
     }
 }
@@ -189,9 +195,46 @@ impl Sock {
         }
         false
     }
-    /// `tcp_jiffies32` with HZ = 1000.
+    /// `HZ`: jiffies per second.
+    #[inline]
+    pub fn hz(&self) -> u32 {
+        self.hz
+    }
+    /// `tcp_jiffies32`: the jiffies clock now.
+    #[inline]
     pub fn jiffies(&self) -> u32 {
-        (self.now_ns / 1_000_000) as u32
+        self.jiffies_at(self.now_ns)
+    }
+    /// The jiffies clock (`jiffies`, truncated to 32 bits) at `ns`: the ticks of `HZ` completed
+    /// since time zero. (The common tick rates divide by constants: this is on the per-ACK path.)
+    #[inline]
+    pub fn jiffies_at(&self, ns: u64) -> u32 {
+        match self.hz {
+            1000 => (ns / 1_000_000) as u32,
+            250 => (ns / 4_000_000) as u32,
+            100 => (ns / 10_000_000) as u32,
+            hz => (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u32,
+        }
+    }
+    /// `usecs_to_jiffies`: rounds up to whole jiffies, `(u + USEC_PER_SEC / HZ - 1) /
+    /// (USEC_PER_SEC / HZ)` for an HZ that divides a million. For one that does not (300) the
+    /// kernel's multiply-and-shift approximates the same ceiling, taken here exactly.
+    #[inline]
+    pub fn usecs_to_jiffies(&self, us: u32) -> u32 {
+        match self.hz {
+            1000 => us.div_ceil(1000),
+            250 => us.div_ceil(4000),
+            100 => us.div_ceil(10_000),
+            hz => (u64::from(us) * u64::from(hz)).div_ceil(1_000_000) as u32,
+        }
+    }
+    /// `msecs_to_jiffies`: rounds up to whole jiffies, as `usecs_to_jiffies`.
+    #[inline]
+    pub fn msecs_to_jiffies(&self, ms: u32) -> u32 {
+        match self.hz {
+            1000 => ms,
+            hz => (u64::from(ms) * u64::from(hz)).div_ceil(1000) as u32,
+        }
     }
     /// `tcp_mstamp` / `tcp_clock_us()`.
     pub fn now_us(&self) -> u64 {

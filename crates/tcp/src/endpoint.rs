@@ -296,6 +296,7 @@ impl Endpoint {
             // fq_classify stores SK_PACING_FQ at the socket's first packet, its SYN: before the
             // CC's init, which then leaves pacing to fq.
             pacing_fq: cfg.fq,
+            hz: cfg.hz,
             ..Sock::default()
         };
         let rcv_wscale = cfg.rcv_wscale();
