@@ -1089,7 +1089,10 @@ mod tests {
         }
         nv.in_ack_event(&mut sk, crate::AckEventFlags::default());
         assert_eq!(nv.ca, before);
-        assert_eq!((sk.snd_cwnd, sk.snd_ssthresh, sk.ack_now), (sk_before.snd_cwnd, sk_before.snd_ssthresh, false));
+        assert_eq!(
+            (sk.snd_cwnd, sk.snd_ssthresh, sk.requests.wants_ack_now()),
+            (sk_before.snd_cwnd, sk_before.snd_ssthresh, false)
+        );
         assert!(!nv.needs_ecn() && !nv.has_cong_control() && !nv.handles_ece());
     }
 }

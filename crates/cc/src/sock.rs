@@ -77,8 +77,6 @@ pub struct Sock {
     pub ca_state: CaState,
     /// ECN was negotiated on this connection (`TCP_ECN_OK`).
     pub ecn_ok: bool,
-    /// Send ECT on data (`INET_ECN_xmit`); a module clears it to stop (`INET_ECN_dontxmit`).
-    pub ect_xmit: bool,
     /// `TCP_ECN_DEMAND_CWR`: set ECE on every ACK sent.
     pub ecn_demand_cwr: bool,
     /// `is_cwnd_limited` / `max_packets_out`, as `tcp_cwnd_validate` keeps them.
@@ -88,16 +86,9 @@ pub struct Sock {
     pub pacing_rate: u64,
     /// A delayed ACK is scheduled (`icsk_ack.pending & ICSK_ACK_TIMER`).
     pub ack_timer_pending: bool,
-    /// Request to ACK at once on this segment (`icsk_ack.pending |= ICSK_ACK_NOW`).
-    pub ack_now: bool,
-    /// Request to send an ACK for the given sequence right away, with the ECE state at the time of
-    /// the request (`__tcp_send_ack(sk, rcv_nxt)` from `dctcp_ece_ack_update`).
-    pub send_ack_for: Option<(u32, bool)>,
-    /// Request to put CWR on the next new data segment (`tcp_ecn_queue_cwr`); the stack honours
-    /// and clears it after `in_ack_event`. Linux modules never set it (the stack queues CWR when
-    /// it enters CWR or Recovery itself); a module that `handles_ece` sets it with its own ECN
-    /// reduction, as FreeBSD's `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`.
-    pub queue_cwr: bool,
+    /// What the module asked the stack to do during the callback running now ([`CcRequests`]);
+    /// the endpoint carries the requests out, in Linux's order, as soon as the callback returns.
+    pub requests: CcRequests,
     /// Receive side: keep delaying the ACK of a data segment that carries CWR, instead of
     /// `tcp_ecn_accept_cwr`'s immediate ACK. Set by FreeBSD DCTCP (`dctcp_ecnpkt_handler`: "DCTCP
     /// sets delayed ack when this segment sets the CWR flag"); false for every Linux module.
@@ -152,21 +143,91 @@ impl Default for Sock {
             rng_seed: DEFAULT_RNG_SEED,
             ca_state: CaState::Open,
             ecn_ok: false,
-            ect_xmit: false,
             ecn_demand_cwr: false,
             is_cwnd_limited: false,
             max_packets_out: 0,
             pacing_rate: 0,
             ack_timer_pending: false,
-            ack_now: false,
-            send_ack_for: None,
-            queue_cwr: false,
+            requests: CcRequests::NONE,
             delack_on_cwr: false,
             rx_cwr: false,
             lsndtime_ns: 0,
             base_rtt_us: None,
             hz: 1000,
         }
+    }
+}
+
+/// The requests a module makes of the stack in a callback, where Linux's module calls into the
+/// stack or sets a socket flag: collected here during the callback and carried out by the endpoint
+/// in one place right after it (`Endpoint::apply_cc_requests`), in the order Linux has the
+/// effects. Modules make them in `init` ([`CcRequests::ecn_dontxmit`]), in `in_ack_event`
+/// ([`CcRequests::queue_cwr`]) and in `cwnd_event` for `EcnIsCe` / `EcnNoCe`
+/// ([`CcRequests::send_ack`], [`CcRequests::ack_now`]). A bit set and one sequence number:
+/// testing for "nothing asked" is one byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CcRequests {
+    bits: u8,
+    /// The sequence number [`CcRequests::send_ack`] acknowledges.
+    ack_seq: u32,
+}
+
+impl CcRequests {
+    /// No request.
+    pub const NONE: CcRequests = CcRequests { bits: 0, ack_seq: 0 };
+    const SEND_ACK: u8 = 1;
+    const SEND_ACK_ECE: u8 = 2;
+    const ACK_NOW: u8 = 4;
+    const QUEUE_CWR: u8 = 8;
+    const ECN_DONTXMIT: u8 = 16;
+
+    /// `__tcp_send_ack(sk, rcv_nxt)` from `dctcp_ece_ack_update`: a pure ACK for `rcv_nxt` now,
+    /// with ECE as `dctcp_ece_ack_cwr` set it for that ACK.
+    #[inline]
+    pub fn send_ack(&mut self, rcv_nxt: u32, ece: bool) {
+        self.bits |= Self::SEND_ACK | if ece { Self::SEND_ACK_ECE } else { 0 };
+        self.ack_seq = rcv_nxt;
+    }
+    /// `icsk_ack.pending |= ICSK_ACK_NOW`: ACK the segment being received at once (FreeBSD's
+    /// `CCF_ACKNOW`).
+    #[inline]
+    pub fn ack_now(&mut self) {
+        self.bits |= Self::ACK_NOW;
+    }
+    /// `tcp_ecn_queue_cwr`: CWR on the next new data segment. Linux modules never ask (the
+    /// stack queues CWR when it enters CWR or Recovery itself); a module that `handles_ece` asks
+    /// with its own ECN reduction, as FreeBSD's `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`.
+    #[inline]
+    pub fn queue_cwr(&mut self) {
+        self.bits |= Self::QUEUE_CWR;
+    }
+    /// `INET_ECN_dontxmit`: stop sending ECT (DCTCP's init without ECN, after the handshake
+    /// sent ECT for it).
+    #[inline]
+    pub fn ecn_dontxmit(&mut self) {
+        self.bits |= Self::ECN_DONTXMIT;
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+    /// The ACK [`CcRequests::send_ack`] asked for: (rcv_nxt, ECE).
+    #[inline]
+    pub fn send_ack_for(&self) -> Option<(u32, bool)> {
+        (self.bits & Self::SEND_ACK != 0).then_some((self.ack_seq, self.bits & Self::SEND_ACK_ECE != 0))
+    }
+    #[inline]
+    pub fn wants_ack_now(&self) -> bool {
+        self.bits & Self::ACK_NOW != 0
+    }
+    #[inline]
+    pub fn wants_cwr(&self) -> bool {
+        self.bits & Self::QUEUE_CWR != 0
+    }
+    #[inline]
+    pub fn wants_ecn_dontxmit(&self) -> bool {
+        self.bits & Self::ECN_DONTXMIT != 0
     }
 }
 

@@ -50,7 +50,7 @@ impl Endpoint {
         let allowed = self.cfg.ecn != EcnMode::Off;
         self.sk.ecn_ok = asks && ((!seg.ecn.is_ect() && allowed) || needs_ecn);
         // tcp_assign_congestion_control: a CC that needs ECN marks everything ECT from the start.
-        self.sk.ect_xmit = needs_ecn && self.cfg.syn_ect;
+        self.ect_xmit = needs_ecn && self.cfg.syn_ect;
         self.state = TcpState::SynRecv;
         let iss = self.iss;
         self.queue_control_skb(iss, TcpFlags::SYN | TcpFlags::ACK);
@@ -66,11 +66,11 @@ impl Endpoint {
         // tcp_ecn_rcv_synack: ECN is on only if we asked and the SYN-ACK has ECE without CWR.
         self.sk.ecn_ok = self.ecn_requested && seg.flags.has(TcpFlags::ECE) && !seg.flags.has(TcpFlags::CWR);
         if !self.sk.ecn_ok && !self.cc.needs_ecn() {
-            self.sk.ect_xmit = false;
+            self.ect_xmit = false;
         }
         self.ack_syn(seg.ack);
         self.state = TcpState::Established;
-        self.init_transfer();
+        self.init_transfer(out);
         // tcp_finish_connect: predict at once only without window scaling.
         if self.snd_wscale == 0 {
             self.fast_path_on();
@@ -81,12 +81,12 @@ impl Endpoint {
         self.push_pending_frames(out);
     }
 
-    pub(crate) fn established_from_synrecv(&mut self, seg: &Segment) {
+    pub(crate) fn established_from_synrecv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         self.ack_syn(self.iss.wrapping_add(1));
         self.snd_wnd = (seg.win as u32) << self.snd_wscale;
         self.snd_wl1 = seg.seq;
         self.state = TcpState::Established;
-        self.init_transfer();
+        self.init_transfer(out);
         self.fast_path_on();
     }
 
@@ -116,10 +116,10 @@ impl Endpoint {
     }
 
     /// `tcp_init_transfer`: initial cwnd, then `tcp_init_congestion_control`.
-    fn init_transfer(&mut self) {
+    fn init_transfer(&mut self, out: &mut Vec<Segment>) {
         self.sk.snd_cwnd = if self.stats.rto_count > 1 { 1 } else { self.cfg.init_cwnd };
         self.snd_cwnd_stamp = self.now.ns();
-        self.init_congestion_control();
+        self.init_congestion_control(out);
         // tcp_rcv_state_process: `if (!icsk_ca_ops->cong_control) tcp_update_pacing_rate(sk)`.
         if !self.has_cong_control() {
             self.update_pacing_rate();

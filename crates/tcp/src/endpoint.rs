@@ -197,6 +197,9 @@ pub struct Endpoint {
     pub(crate) prr_out: u32,
     pub(crate) reordering: u32,
     pub(crate) ecn_queue_cwr: bool,
+    /// Data goes out ECT(0) (`INET_ECN_xmit`; `INET_ECN_dontxmit` clears it): set for the
+    /// handshake when the CC needs ECN, then for new data of an ECN connection.
+    pub(crate) ect_xmit: bool,
     pub(crate) cwnd_usage_seq: u32,
     pub(crate) snd_cwnd_stamp: u64,
     pub(crate) lsndtime: u64,
@@ -331,6 +334,7 @@ impl Endpoint {
             prr_out: 0,
             reordering,
             ecn_queue_cwr: false,
+            ect_xmit: false,
             cwnd_usage_seq: iss,
             snd_cwnd_stamp: 0,
             lsndtime: 0,
@@ -470,7 +474,7 @@ impl Endpoint {
         let needs_ecn = self.cc.needs_ecn();
         self.ecn_requested = self.cfg.ecn == EcnMode::On || needs_ecn;
         if needs_ecn && self.cfg.syn_ect {
-            self.sk.ect_xmit = true;
+            self.ect_xmit = true;
         }
         let iss = self.iss;
         self.queue_control_skb(iss, TcpFlags::SYN);
@@ -555,8 +559,44 @@ impl Endpoint {
         self.sk.ca_state = new;
     }
 
+    /// `tcp_ca_event` for the sender's events (`TxStart`, `CwndRestart`, `CompleteCwr`, `Loss`),
+    /// on which no module makes requests; the receive-side ECN events go through
+    /// `ca_event_rx`, which carries them out.
     pub(crate) fn ca_event(&mut self, ev: CaEvent) {
         self.cc.cwnd_event(&mut self.sk, ev);
+        debug_assert!(self.sk.requests.is_empty(), "{:?} on {ev:?}", self.sk.requests);
+    }
+
+    /// Carry out what the CC module asked for in the callback that just returned
+    /// ([`ccsim_cc::CcRequests`]), in the order Linux's module code has the effects:
+    /// `INET_ECN_dontxmit` (`dctcp_init`), `tcp_ecn_queue_cwr` (FreeBSD `cc_cong_signal`), and
+    /// `dctcp_ece_ack_update`'s `__tcp_send_ack(sk, prior_rcv_nxt)` before its
+    /// `icsk_ack.pending |= ICSK_ACK_NOW`.
+    #[inline]
+    pub(crate) fn apply_cc_requests(&mut self, out: &mut Vec<Segment>) {
+        if self.sk.requests.is_empty() {
+            return;
+        }
+        let req = std::mem::take(&mut self.sk.requests);
+        if req.wants_ecn_dontxmit() {
+            self.ect_xmit = false;
+        }
+        if req.wants_cwr() {
+            self.ecn_queue_cwr();
+        }
+        let mut ack_now = req.wants_ack_now();
+        if let Some((seq, ece)) = req.send_ack_for() {
+            self.send_ack_for(seq, Some(ece), out);
+            // ccsim has the ACK for rcv_nxt itself (an out-of-order segment: nothing new since
+            // the last CE event) clear the ICSK_ACK_NOW request along with icsk_ack.pending,
+            // where Linux sets ICSK_ACK_NOW after __tcp_send_ack whatever it acknowledged.
+            if seq == self.sk.rcv_nxt {
+                ack_now = false;
+            }
+        }
+        if ack_now {
+            self.ack.pending |= ACK_NOW;
+        }
     }
 
     /// `tcp_in_cwnd_reduction`.
@@ -575,8 +615,9 @@ impl Endpoint {
     }
 
     /// `tcp_init_congestion_control`, run when the connection becomes established.
-    pub(crate) fn init_congestion_control(&mut self) {
+    pub(crate) fn init_congestion_control(&mut self, out: &mut Vec<Segment>) {
         self.cc.init(&mut self.sk);
+        self.apply_cc_requests(out);
         self.update_pacing_status();
     }
 

@@ -123,7 +123,7 @@ impl Endpoint {
         }
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
-            self.in_ack_event(flag);
+            self.in_ack_event(flag, out);
             if flag & FLAG_DSACKING_ACK != 0 {
                 self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
             }
@@ -134,7 +134,7 @@ impl Endpoint {
         }
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
         self.rack_update_reo_wnd(st.rate.prior_delivered);
-        self.in_ack_event(flag);
+        self.in_ack_event(flag, out);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
         }
@@ -163,11 +163,9 @@ impl Endpoint {
 
     /// `tcp_in_ack_event`. A module that `handles_ece` may ask for CWR here (FreeBSD
     /// `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`); Linux modules never do.
-    fn in_ack_event(&mut self, flag: u32) {
+    fn in_ack_event(&mut self, flag: u32, out: &mut Vec<Segment>) {
         self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
-        if std::mem::take(&mut self.sk.queue_cwr) {
-            self.ecn_queue_cwr();
-        }
+        self.apply_cc_requests(out);
     }
 
     /// `tcp_ack_update_window`.

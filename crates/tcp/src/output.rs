@@ -284,19 +284,19 @@ impl Endpoint {
     fn ecn_for(&mut self, new_data: bool, flags: &mut u8) -> Ecn {
         if self.sk.ecn_ok {
             if new_data {
-                self.sk.ect_xmit = true; // INET_ECN_xmit
+                self.ect_xmit = true; // INET_ECN_xmit
                 if self.ecn_queue_cwr {
                     self.ecn_queue_cwr = false;
                     *flags |= TcpFlags::CWR;
                 }
             } else if !self.cc.needs_ecn() {
-                self.sk.ect_xmit = false; // INET_ECN_dontxmit: ACKs and retransmissions
+                self.ect_xmit = false; // INET_ECN_dontxmit: ACKs and retransmissions
             }
             if self.sk.ecn_demand_cwr {
                 *flags |= TcpFlags::ECE;
             }
         }
-        if self.sk.ect_xmit {
+        if self.ect_xmit {
             Ecn::Ect0
         } else {
             Ecn::NotEct
@@ -444,7 +444,6 @@ impl Endpoint {
         // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
         self.ack.pending = 0;
         self.sk.ack_timer_pending = false;
-        self.sk.ack_now = false;
     }
 
     /// `__tcp_send_ack(sk, rcv_nxt)`: a pure ACK.
@@ -515,7 +514,7 @@ impl Endpoint {
                 flags |= TcpFlags::ECE | TcpFlags::CWR;
             }
         }
-        let ecn = if self.sk.ect_xmit { Ecn::Ect0 } else { Ecn::NotEct };
+        let ecn = if self.ect_xmit { Ecn::Ect0 } else { Ecn::NotEct };
         let win = self.rcv_wnd.min(65535) as u16;
         let ack = if synack { self.sk.rcv_nxt } else { 0 };
         let tstamp_ns = self.departure_stamp();

@@ -48,7 +48,7 @@ impl Endpoint {
                 if !seg.flags.has(TcpFlags::ACK) || seg.ack != self.iss.wrapping_add(1) && !after(seg.ack, self.iss) {
                     return;
                 }
-                self.established_from_synrecv(seg);
+                self.established_from_synrecv(seg, out);
                 // The ACK that completes the handshake takes tcp_rcv_state_process's path.
                 self.rcv_slow_path(seg, out);
             }

@@ -314,17 +314,12 @@ impl Endpoint {
         }
     }
 
-    /// Raise a receive-side CA event and carry out what the module asked for.
+    /// `tcp_ca_event` for a receive-side ECN event (from `__tcp_ecn_check_ce`), then carry out
+    /// what the module asked for (`apply_cc_requests`).
     fn ca_event_rx(&mut self, ev: CaEvent, out: &mut Vec<Segment>) {
         self.sk.ack_timer_pending = self.ack.pending & ACK_TIMER != 0;
         self.cc.cwnd_event(&mut self.sk, ev);
-        if let Some((seq, ece)) = self.sk.send_ack_for.take() {
-            self.send_ack_for(seq, Some(ece), out);
-        }
-        if self.sk.ack_now {
-            self.sk.ack_now = false;
-            self.ack.pending |= ACK_NOW;
-        }
+        self.apply_cc_requests(out);
     }
 
     /// `tcp_ack_snd_check` / `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK timer.
