@@ -23,6 +23,7 @@
 //! (`SO_MAX_PACING_RATE`) is unlimited; `min_tso_segs` sizes the endpoint's paced bursts and
 //! [`Bbr::tso_segs_goal`]; `sndbuf_expand` has no effect, as ccsim has no send buffer.
 
+use crate::seq::{after, before};
 use crate::{CaEvent, CaState, CcInfo, CongestionOps, MinMax, RateSample, Sock, TCP_INFINITE_SSTHRESH};
 
 /// `BW_SCALE`: bandwidth in packets/µs << 24 (one unit ≈ 715 bit/s at 1500-byte packets).
@@ -185,15 +186,6 @@ impl Prng {
     fn below(&mut self, ep_ro: u32) -> u32 {
         ((u64::from(self.next_u32()) * u64::from(ep_ro)) >> 32) as u32
     }
-}
-
-/// `before(seq1, seq2)` with wrap-around (also used for delivered counts and jiffies).
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
-fn after(a: u32, b: u32) -> bool {
-    before(b, a)
 }
 
 /// `tcp_stamp_us_delta`: `t1 - t0` in µs, never negative.

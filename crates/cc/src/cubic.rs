@@ -5,6 +5,7 @@
 //! 1/1024 s (`BICTCP_HZ`), beta in 1/1024. Integer and fixed-point arithmetic only; where C relies on `u32`/`u64`
 //! wrap-around the code uses wrapping operations so the results are bit-for-bit the same.
 
+use crate::seq::after;
 use crate::{tcp_cong_avoid_ai, tcp_reno_undo_cwnd, tcp_slow_start, AckSample, CaEvent, CaState, CongestionOps, Sock};
 
 /// `BICTCP_BETA_SCALE`: beta is expressed in 1/1024.
@@ -162,16 +163,6 @@ const _: () = assert!(std::mem::size_of::<Cubic>() <= 104);
 pub struct Cubic {
     ca: BicTcp,
     k: Consts,
-}
-
-/// `before(seq1, seq2)` with sequence-number wrap-around.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
-/// `after(seq1, seq2)`.
-fn after(a: u32, b: u32) -> bool {
-    before(b, a)
 }
 
 /// `fls64`: index of the most significant set bit, counting from 1; 0 for 0.

@@ -5,6 +5,7 @@
 //! echoes CE marks precisely with a two-state machine that flushes a delayed ACK whenever the CE
 //! state flips. Without negotiated ECN the module degrades to Reno ("dctcp-reno").
 
+use crate::seq::before;
 use crate::{
     tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, AckEventFlags, CaEvent, CaState, CcInfo, CongestionOps,
     Sock,
@@ -75,11 +76,6 @@ pub struct Dctcp {
 
 // Linux: BUILD_BUG_ON(sizeof(struct dctcp) > ICSK_CA_PRIV_SIZE).
 const _: () = assert!(std::mem::size_of::<Dctcp>() <= 104);
-
-/// `before(seq1, seq2)` with sequence-number wrap-around.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
 
 impl Dctcp {
     pub fn new(params: DctcpParams) -> Dctcp {

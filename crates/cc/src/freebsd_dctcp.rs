@@ -43,6 +43,7 @@
 //! does not do. On the ACK that ends fast recovery, `dctcp_post_recovery` runs after that ACK's
 //! bytes were counted (FreeBSD counts them into the next window).
 
+use crate::seq::before;
 use crate::{
     tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, AckEventFlags, CaEvent, CaState, CcInfo, CongestionOps,
     Sock,
@@ -114,11 +115,6 @@ pub struct FreebsdDctcp {
     alpha_init: u16,
     shift_g: u8,
     slowstart: bool,
-}
-
-/// `SEQ_LT`.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
 }
 
 impl FreebsdDctcp {

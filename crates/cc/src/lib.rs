@@ -20,6 +20,7 @@ mod freebsd_dctcp;
 mod minmax;
 mod nv;
 mod reno;
+mod seq;
 mod sock;
 
 pub use basertt::{base_rtt_for, BaseRttProvider, BaseRttRule, TCP_BASERTT_KERN_US};
@@ -30,6 +31,7 @@ pub use freebsd_dctcp::{FreebsdDctcp, FreebsdDctcpParams};
 pub use minmax::MinMax;
 pub use nv::{Nv, NvParams};
 pub use reno::{tcp_cong_avoid_ai, tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, tcp_slow_start, Reno};
+pub use seq::{after, before};
 pub use sock::{AckSample, CaState, CcRequests, RateSample, Sock, DEFAULT_RNG_SEED, TCP_INFINITE_SSTHRESH};
 
 /// Events the stack raises towards the CC (`enum tcp_ca_event`).

@@ -19,6 +19,7 @@
 //! `tcp_reno_undo_cwnd`. `nv_catchup` is cleared but never set by the kernel; it is kept so the
 //! state matches.
 
+use crate::seq::before;
 use crate::sock::TCP_INFINITE_SSTHRESH;
 use crate::{tcp_cong_avoid_ai, tcp_reno_undo_cwnd, tcp_slow_start, AckSample, CaState, CcInfo, CongestionOps, Sock};
 
@@ -232,11 +233,6 @@ struct TcpNv {
 // Linux: BUILD_BUG_ON(sizeof(struct tcpnv) > ICSK_CA_PRIV_SIZE).
 const _: () = assert!(std::mem::size_of::<TcpNv>() <= 104);
 const _: () = assert!(std::mem::size_of::<Nv>() <= 104);
-
-/// `before(seq1, seq2)` with sequence-number wrap-around.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
 
 /// `time_after_eq(a, b)` on the 32-bit jiffies clock.
 fn time_after_eq(a: u32, b: u32) -> bool {

@@ -4,6 +4,7 @@
 use crate::config::EcnMode;
 use crate::endpoint::*;
 use crate::segment::{Segment, TcpFlags};
+use crate::seq::SeqNum;
 use ccsim_cc::CongestionOps;
 
 impl Endpoint {
@@ -29,10 +30,10 @@ impl Endpoint {
         if let Some((val, _)) = o.timestamp {
             self.ts_recent = val;
         }
-        self.irs = seg.seq;
-        self.sk.rcv_nxt = seg.seq.wrapping_add(1);
-        self.rcv_wup = self.sk.rcv_nxt;
-        self.snd_wl1 = seg.seq;
+        self.irs = seg.seq_num();
+        self.set_rcv_nxt(seg.seq_num() + 1);
+        self.rcv_wup = self.rcv_nxt();
+        self.snd_wl1 = seg.seq_num();
         // The window in a SYN or SYN-ACK is never scaled.
         self.snd_wnd = seg.win as u32;
     }
@@ -59,7 +60,7 @@ impl Endpoint {
 
     /// Active open: the SYN-ACK arrives (`tcp_rcv_synsent_state_process`).
     pub(crate) fn rcv_synack(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
-        if !seg.flags.has(TcpFlags::SYN) || !seg.flags.has(TcpFlags::ACK) || seg.ack != self.iss.wrapping_add(1) {
+        if !seg.flags.has(TcpFlags::SYN) || !seg.flags.has(TcpFlags::ACK) || seg.ack_num() != self.iss + 1 {
             return;
         }
         self.negotiate_options(seg);
@@ -68,7 +69,7 @@ impl Endpoint {
         if !self.sk.ecn_ok && !self.cc.needs_ecn() {
             self.ect_xmit = false;
         }
-        self.ack_syn(seg.ack);
+        self.ack_syn(seg.ack_num());
         self.state = TcpState::Established;
         self.init_transfer(out);
         // tcp_finish_connect: predict at once only without window scaling.
@@ -82,16 +83,16 @@ impl Endpoint {
     }
 
     pub(crate) fn established_from_synrecv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
-        self.ack_syn(self.iss.wrapping_add(1));
+        self.ack_syn(self.iss + 1);
         self.snd_wnd = (seg.win as u32) << self.snd_wscale;
-        self.snd_wl1 = seg.seq;
+        self.snd_wl1 = seg.seq_num();
         self.state = TcpState::Established;
         self.init_transfer(out);
         self.fast_path_on();
     }
 
     /// The SYN (or SYN-ACK) is acknowledged: take its RTT sample (Karn: only if not retransmitted).
-    fn ack_syn(&mut self, ack: u32) {
+    fn ack_syn(&mut self, ack: SeqNum) {
         if let Some(s) = self.rtx.pop_front() {
             if s.sacked & EVER_RETRANS == 0 {
                 let rtt_us = (self.now.ns().saturating_sub(s.tx_ns) / 1000) as i64;
@@ -102,8 +103,8 @@ impl Endpoint {
                 self.stats.total_retrans += 0;
             }
         }
-        self.sk.snd_una = ack;
-        self.sk.snd_nxt = ack;
+        self.set_snd_una(ack);
+        self.set_snd_nxt(ack);
         self.sk.packets_out = 0;
         self.high_seq = ack;
         self.highest_sack = ack;

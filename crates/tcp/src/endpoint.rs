@@ -1,5 +1,6 @@
 use crate::config::{EcnMode, TcpConfig};
 use crate::segment::{Segment, TcpFlags};
+use crate::seq::SeqNum;
 use ccsim_cc::{CaEvent, CaState, Cc, CongestionOps, MinMax, Sock, DEFAULT_RNG_SEED};
 use ccsim_engine::SimTime;
 use std::collections::VecDeque;
@@ -55,8 +56,8 @@ pub(crate) const EVER_RETRANS: u8 = 0x08;
 /// super-segments, so every queue entry is one packet on the wire).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TxSkb {
-    pub seq: u32,
-    pub end_seq: u32,
+    pub seq: SeqNum,
+    pub end_seq: SeqNum,
     /// SYN/FIN/PSH flags carried by this skb.
     pub tcp_flags: u8,
     pub sacked: u8,
@@ -168,8 +169,8 @@ pub struct Endpoint {
     pub(crate) now: SimTime,
 
     // --- send side ---
-    pub(crate) iss: u32,
-    pub(crate) write_seq: u32,
+    pub(crate) iss: SeqNum,
+    pub(crate) write_seq: SeqNum,
     /// Bytes written by the application and not yet sent (`u64::MAX`: an endless bulk source).
     pub(crate) unsent: u64,
     pub(crate) fin_queued: bool,
@@ -177,20 +178,20 @@ pub struct Endpoint {
     pub(crate) rtx: VecDeque<TxSkb>,
     /// `tsorted_sent_queue`: (seq, transmission time) of skbs in send order; entries whose skb
     /// was acked, SACKed, marked lost or sent again are stale and skipped (RACK's walk).
-    pub(crate) tsorted: VecDeque<(u32, u64)>,
+    pub(crate) tsorted: VecDeque<(SeqNum, u64)>,
     /// `retransmit_skb_hint`: no skb below this sequence waits for a retransmission.
-    pub(crate) rtx_hint: u32,
+    pub(crate) rtx_hint: SeqNum,
     pub(crate) snd_wnd: u32,
     pub(crate) snd_wscale: u8,
-    pub(crate) snd_wl1: u32,
+    pub(crate) snd_wl1: SeqNum,
     pub(crate) mss_clamp: u32,
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
-    pub(crate) highest_sack: u32,
+    pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
     // read them), as do delivered_mstamp, app_limited and tcp_wstamp_ns.
-    pub(crate) high_seq: u32,
+    pub(crate) high_seq: SeqNum,
     pub(crate) prior_ssthresh: u32,
-    pub(crate) undo_marker: u32,
+    pub(crate) undo_marker: SeqNum,
     pub(crate) undo_retrans: i32,
     pub(crate) retrans_stamp: u32,
     pub(crate) prr_delivered: u32,
@@ -200,10 +201,10 @@ pub struct Endpoint {
     /// Data goes out ECT(0) (`INET_ECN_xmit`; `INET_ECN_dontxmit` clears it): set for the
     /// handshake when the CC needs ECN, then for new data of an ECN connection.
     pub(crate) ect_xmit: bool,
-    pub(crate) cwnd_usage_seq: u32,
+    pub(crate) cwnd_usage_seq: SeqNum,
     pub(crate) snd_cwnd_stamp: u64,
     pub(crate) lsndtime: u64,
-    pub(crate) snd_sml: u32,
+    pub(crate) snd_sml: SeqNum,
     /// `tp->first_tx_mstamp` (tcp_rate.c), in nanoseconds.
     pub(crate) first_tx_ns: u64,
     /// Bytes of this socket's data segments still in the host's queue or NIC
@@ -218,14 +219,14 @@ pub struct Endpoint {
     /// The socket's pacing status, as the transmit path asks it.
     pub(crate) pacing: PacingMode,
     /// `tlp_high_seq` (None: no probe outstanding) and `tlp_retrans`.
-    pub(crate) tlp_high_seq: Option<u32>,
+    pub(crate) tlp_high_seq: Option<SeqNum>,
     pub(crate) tlp_retrans: bool,
 
     // --- RTT / timers ---
     pub(crate) mdev_us: u32,
     pub(crate) mdev_max_us: u32,
     pub(crate) rttvar_us: u32,
-    pub(crate) rtt_seq: u32,
+    pub(crate) rtt_seq: SeqNum,
     pub(crate) rto: SimTime,
     pub(crate) backoff: u32,
     pub(crate) retransmits: u32,
@@ -238,7 +239,7 @@ pub struct Endpoint {
     // --- RACK (tcp_recovery.c) ---
     pub(crate) rack_mstamp: u64,
     pub(crate) rack_rtt_us: u32,
-    pub(crate) rack_end_seq: u32,
+    pub(crate) rack_end_seq: SeqNum,
     pub(crate) rack_advanced: bool,
     pub(crate) rack_reord: bool,
     /// RACK's adaptive reordering window (`tcp_rack_update_reo_wnd`): the window in steps of
@@ -250,13 +251,13 @@ pub struct Endpoint {
     pub(crate) rack_reo_wnd_persist: u8,
 
     // --- receive side ---
-    pub(crate) irs: u32,
-    pub(crate) rcv_wup: u32,
+    pub(crate) irs: SeqNum,
+    pub(crate) rcv_wup: SeqNum,
     pub(crate) rcv_wnd: u32,
     pub(crate) rcv_wscale: u8,
-    pub(crate) ofo: Vec<(u32, u32)>,
-    pub(crate) sack_recent: Vec<(u32, u32)>,
-    pub(crate) dsack: Option<(u32, u32)>,
+    pub(crate) ofo: Vec<(SeqNum, SeqNum)>,
+    pub(crate) sack_recent: Vec<(SeqNum, SeqNum)>,
+    pub(crate) dsack: Option<(SeqNum, SeqNum)>,
     pub(crate) ack: AckState,
     pub(crate) ecn_seen: bool,
     pub(crate) peer_fin: bool,
@@ -273,7 +274,7 @@ pub struct Endpoint {
     /// SACK compression (`compressed_ack`, `compressed_ack_rcv_nxt`, `dup_ack_counter`, and the
     /// `compressed_ack_timer` deadline).
     pub(crate) compressed_ack: u32,
-    pub(crate) compressed_ack_rcv_nxt: u32,
+    pub(crate) compressed_ack_rcv_nxt: SeqNum,
     pub(crate) dup_ack_counter: u32,
     pub(crate) comp_sack_deadline: Option<SimTime>,
     /// The segment being received is a GRO skb of this many segments of `rx_gso_size` bytes
@@ -287,10 +288,12 @@ pub struct Endpoint {
 
 impl Endpoint {
     fn blank(cfg: Arc<TcpConfig>, iss: u32) -> Self {
+        let iss_u32 = iss;
+        let iss = SeqNum(iss);
         let cc = Cc::new(cfg.cc, &cfg.cc_params);
         // The CC's random stream (BBR's gain-cycle start) is seeded from the ISS, which the
         // scenario draws from the flow's own random stream: per-flow, and reproducible.
-        let rng_seed = DEFAULT_RNG_SEED ^ u64::from(iss).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let rng_seed = DEFAULT_RNG_SEED ^ u64::from(iss_u32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let sk = Sock {
             snd_cwnd: cfg.init_cwnd,
             mss_cache: cfg.advmss - 12,
@@ -321,13 +324,13 @@ impl Endpoint {
             rtx_hint: iss,
             snd_wnd: 0,
             snd_wscale: 0,
-            snd_wl1: 0,
+            snd_wl1: SeqNum(0),
             pred_wnd: None,
             mss_clamp: cfg.advmss,
             highest_sack: iss,
             high_seq: iss,
             prior_ssthresh: 0,
-            undo_marker: 0,
+            undo_marker: SeqNum(0),
             undo_retrans: -1,
             retrans_stamp: 0,
             prr_delivered: 0,
@@ -366,8 +369,8 @@ impl Endpoint {
             rack_dsack_seen: false,
             rack_last_delivered: 0,
             rack_reo_wnd_persist: 0,
-            irs: 0,
-            rcv_wup: 0,
+            irs: SeqNum(0),
+            rcv_wup: SeqNum(0),
             rcv_wnd,
             rcv_wscale,
             ofo: Vec::new(),
@@ -391,7 +394,7 @@ impl Endpoint {
             rcv_tsecr: None,
             ecn_requested: false,
             compressed_ack: 0,
-            compressed_ack_rcv_nxt: 0,
+            compressed_ack_rcv_nxt: SeqNum(0),
             dup_ack_counter: 0,
             comp_sack_deadline: None,
             rx_gso_segs: 1,
@@ -478,9 +481,9 @@ impl Endpoint {
         }
         let iss = self.iss;
         self.queue_control_skb(iss, TcpFlags::SYN);
-        self.write_seq = iss.wrapping_add(1);
-        self.sk.snd_nxt = iss;
-        self.sk.snd_una = iss;
+        self.write_seq = iss + 1;
+        self.set_snd_nxt(iss);
+        self.set_snd_una(iss);
         self.transmit_head_syn(out);
     }
 
@@ -504,7 +507,7 @@ impl Endpoint {
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         self.set_now(now);
         self.unsent = self.unsent.saturating_add(bytes);
-        self.write_seq = self.write_seq.wrapping_add(bytes.min(u32::MAX as u64) as u32);
+        self.write_seq += bytes.min(u32::MAX as u64) as u32;
         if self.is_established() {
             self.push_pending_frames(out);
         }
@@ -542,6 +545,33 @@ impl Endpoint {
 
     pub(crate) fn now_us(&self) -> u64 {
         self.now.ns() / 1000
+    }
+
+    /// `tp->snd_una`, `tp->snd_nxt` and `tp->rcv_nxt`, which live in the CC's view ([`Sock`],
+    /// bare `u32` as modules read them), as sequence numbers.
+    #[inline]
+    pub(crate) fn snd_una(&self) -> SeqNum {
+        SeqNum(self.sk.snd_una)
+    }
+    #[inline]
+    pub(crate) fn snd_nxt(&self) -> SeqNum {
+        SeqNum(self.sk.snd_nxt)
+    }
+    #[inline]
+    pub(crate) fn rcv_nxt(&self) -> SeqNum {
+        SeqNum(self.sk.rcv_nxt)
+    }
+    #[inline]
+    pub(crate) fn set_snd_una(&mut self, s: SeqNum) {
+        self.sk.snd_una = s.get();
+    }
+    #[inline]
+    pub(crate) fn set_snd_nxt(&mut self, s: SeqNum) {
+        self.sk.snd_nxt = s.get();
+    }
+    #[inline]
+    pub(crate) fn set_rcv_nxt(&mut self, s: SeqNum) {
+        self.sk.rcv_nxt = s.get();
     }
 
     /// `tcp_packets_in_flight`: packets_out - (sacked_out + lost_out) + retrans_out.
@@ -586,11 +616,12 @@ impl Endpoint {
         }
         let mut ack_now = req.wants_ack_now();
         if let Some((seq, ece)) = req.send_ack_for() {
+            let seq = SeqNum(seq);
             self.send_ack_for(seq, Some(ece), out);
             // ccsim has the ACK for rcv_nxt itself (an out-of-order segment: nothing new since
             // the last CE event) clear the ICSK_ACK_NOW request along with icsk_ack.pending,
             // where Linux sets ICSK_ACK_NOW after __tcp_send_ack whatever it acknowledged.
-            if seq == self.sk.rcv_nxt {
+            if seq == self.rcv_nxt() {
                 ack_now = false;
             }
         }
@@ -622,19 +653,19 @@ impl Endpoint {
     }
 
     /// Index of the skb starting at `seq` in the retransmit queue.
-    pub(crate) fn rtx_index(&self, seq: u32) -> Option<usize> {
+    pub(crate) fn rtx_index(&self, seq: SeqNum) -> Option<usize> {
         // Full-sized segments: the index follows from the sequence offset; else search.
         let front = self.rtx.front()?.seq;
-        let guess = (seq.wrapping_sub(front) / self.sk.mss_cache.max(1)) as usize;
+        let guess = ((seq - front) / self.sk.mss_cache.max(1)) as usize;
         if self.rtx.get(guess).is_some_and(|s| s.seq == seq) {
             return Some(guess);
         }
-        let i = self.rtx.partition_point(|s| crate::seq::before(s.seq, seq));
+        let i = self.rtx.partition_point(|s| s.seq.before(seq));
         (i < self.rtx.len() && self.rtx[i].seq == seq).then_some(i)
     }
 
-    pub(crate) fn queue_control_skb(&mut self, seq: u32, flags: u8) {
-        let end = seq.wrapping_add(1);
+    pub(crate) fn queue_control_skb(&mut self, seq: SeqNum, flags: u8) {
+        let end = seq + 1;
         self.rtx.push_back(TxSkb {
             seq,
             end_seq: end,

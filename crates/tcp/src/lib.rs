@@ -8,7 +8,7 @@
 //!   retransmit queue's skbs, the public API (`connect`, `write`, `read`, `close`);
 //! - `config.rs` — `TcpConfig`: the sysctls and socket options, `CONFIG_HZ` and jiffies;
 //! - `segment.rs` — the segment on the wire (`struct tcphdr`, its options, the IP ECN field);
-//! - `seq.rs` — sequence-number arithmetic (`before()` / `after()`);
+//! - `seq.rs` — `SeqNum`, the sequence number with the kernel's `before()` / `after()`;
 //! - `rcv_established.rs` — segment arrival: `tcp_rcv_state_process`, `tcp_rcv_established`
 //!   (header prediction's fast path, the slow path);
 //! - `conn.rs` — the three-way handshake: `tcp_conn_request`, `tcp_rcv_synsent_state_process`,
@@ -45,4 +45,4 @@ pub use config::{EcnMode, TcpConfig};
 pub use endpoint::{Endpoint, QdiscDrop, TcpState, TcpStats};
 pub use info::TcpInfo;
 pub use segment::{Ecn, Segment, TcpFlags, TcpOptions};
-pub use seq::{after, before};
+pub use seq::SeqNum;

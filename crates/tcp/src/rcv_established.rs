@@ -5,7 +5,6 @@
 use crate::endpoint::*;
 use crate::input::{FLAG_DATA, FLAG_SLOWPATH};
 use crate::segment::{Segment, TcpFlags};
-use crate::seq::after;
 use ccsim_engine::SimTime;
 
 impl Endpoint {
@@ -45,7 +44,7 @@ impl Endpoint {
                     self.transmit_syn(iss, out);
                     return;
                 }
-                if !seg.flags.has(TcpFlags::ACK) || seg.ack != self.iss.wrapping_add(1) && !after(seg.ack, self.iss) {
+                if !seg.flags.has(TcpFlags::ACK) || seg.ack_num() != self.iss + 1 && !seg.ack_num().after(self.iss) {
                     return;
                 }
                 self.established_from_synrecv(seg, out);
@@ -75,8 +74,8 @@ impl Endpoint {
         let o = &seg.opts;
         seg.flags.0 & !TcpFlags::PSH == TcpFlags::ACK
             && seg.win == wnd
-            && seg.seq == self.sk.rcv_nxt
-            && !after(seg.ack, self.sk.snd_nxt)
+            && seg.seq_num() == self.rcv_nxt()
+            && !seg.ack_num().after(self.snd_nxt())
             && o.sack_len == 0
             && o.mss.is_none()
             && o.wscale.is_none()
@@ -95,7 +94,7 @@ impl Endpoint {
         // are in the window; seq <= rcv_wup reduces to rcv_nxt == rcv_wup (__tcp_replace_ts_recent).
         self.rcv_tsecr = seg.opts.timestamp.map(|(_, ecr)| ecr);
         if let Some((val, _)) = seg.opts.timestamp {
-            if self.sk.rcv_nxt == self.rcv_wup {
+            if self.rcv_nxt() == self.rcv_wup {
                 self.ts_recent = val;
             }
         }
@@ -108,14 +107,14 @@ impl Endpoint {
         // tcp_queue_rcv, tcp_event_data_recv
         self.stats.hp_hits += 1;
         self.stats.data_segs_in += self.rx_gso_segs as u64;
-        self.sk.rcv_nxt = seg.seq.wrapping_add(seg.len);
+        self.set_rcv_nxt(seg.seq_num() + seg.len);
         self.stats.bytes_received += seg.len as u64;
         self.event_data_recv(seg, out);
-        if seg.ack != self.sk.snd_una {
+        if seg.ack_num() != self.snd_una() {
             self.tcp_ack(seg, FLAG_DATA, out);
             self.push_pending_frames(out);
         } else {
-            self.snd_wl1 = seg.seq; // tcp_update_wl
+            self.snd_wl1 = seg.seq_num(); // tcp_update_wl
         }
         self.ack_snd_check(out); // does nothing once an ACK went out with data
         self.auto_read(out);
@@ -126,7 +125,7 @@ impl Endpoint {
         if let Some((val, ecr)) = seg.opts.timestamp.filter(|_| self.ts_ok) {
             self.rcv_tsecr = Some(ecr);
             // tcp_replace_ts_recent
-            if !after(seg.seq, self.rcv_wup) {
+            if !seg.seq_num().after(self.rcv_wup) {
                 self.ts_recent = val;
             }
         } else {
