@@ -11,7 +11,7 @@
 //! long-term sampler detects token-bucket policers and then paces at the policed rate.
 //!
 //! Units are the kernel's: bandwidth in packets per µs scaled by 2^24 (`BW_SCALE`), gains in
-//! 1/256 (`BBR_SCALE`), time in µs (`tcp_mstamp`) and jiffies (HZ = 1000). The code follows the
+//! 1/256 (`BBR_SCALE`), time in µs (`tcp_mstamp`) and jiffies (at the socket's HZ). The code follows the
 //! 5.x file (EDT-aware in-flight estimates, ACK aggregation, 1 % pacing margin) with the two
 //! later mainline fixes: a min_rtt sample refreshes the filter only if strictly lower (1b9e2a8c99
 //! "tcp: only postpone PROBE_RTT if RTT is < current min_rtt estimate") and the first round ends
@@ -23,6 +23,7 @@
 //! (`SO_MAX_PACING_RATE`) is unlimited; `min_tso_segs` sizes the endpoint's paced bursts and
 //! [`Bbr::tso_segs_goal`]; `sndbuf_expand` has no effect, as ccsim has no send buffer.
 
+use crate::seq::{after, before};
 use crate::{CaEvent, CaState, CcInfo, CongestionOps, MinMax, RateSample, Sock, TCP_INFINITE_SSTHRESH};
 
 /// `BW_SCALE`: bandwidth in packets/µs << 24 (one unit ≈ 715 bit/s at 1500-byte packets).
@@ -77,8 +78,9 @@ const TCP_INIT_CWND: u32 = 10;
 const SK_PACING_SHIFT: u32 = 10;
 /// `GSO_MAX_SIZE - 1 - MAX_TCP_HEADER` with x86-64's `MAX_TCP_HEADER` (320 bytes).
 const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
-/// Jiffies per second ([`Sock::jiffies`] runs HZ = 1000).
-const HZ: u32 = 1000;
+/// The highest `CONFIG_HZ` ccsim runs (`TcpConfig::hz`): parameter bounds that hold at this HZ
+/// hold at every HZ. The module itself reads the socket's HZ ([`Sock::hz`]).
+const MAX_HZ: u32 = 1000;
 const USEC_PER_SEC: u64 = 1_000_000;
 const USEC_PER_MSEC: u64 = 1000;
 
@@ -151,7 +153,7 @@ impl BbrParams {
             return Err(format!("bbr extra_acked_gain {} must be 0..={MAX_GAIN} (in 1/256)", self.extra_acked_gain));
         }
         // Jiffy stamps are compared with after(): windows must stay below 2^31 jiffies.
-        let max_sec = (i32::MAX as u32) / HZ;
+        let max_sec = (i32::MAX as u32) / MAX_HZ;
         if self.min_rtt_win_sec == 0 || self.min_rtt_win_sec > max_sec {
             return Err(format!("bbr min_rtt_win_sec {} must be 1..={max_sec}", self.min_rtt_win_sec));
         }
@@ -184,15 +186,6 @@ impl Prng {
     fn below(&mut self, ep_ro: u32) -> u32 {
         ((u64::from(self.next_u32()) * u64::from(ep_ro)) >> 32) as u32
     }
-}
-
-/// `before(seq1, seq2)` with wrap-around (also used for delivered counts and jiffies).
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
-fn after(a: u32, b: u32) -> bool {
-    before(b, a)
 }
 
 /// `tcp_stamp_us_delta`: `t1 - t0` in µs, never negative.
@@ -292,7 +285,7 @@ impl Bbr {
             high_gain: params.high_gain.clamp(1, MAX_GAIN),
             drain_gain: params.drain_gain.clamp(1, MAX_GAIN),
             cwnd_gain: params.cwnd_gain.clamp(1, MAX_GAIN),
-            min_rtt_win_sec: params.min_rtt_win_sec.clamp(1, (i32::MAX as u32) / HZ),
+            min_rtt_win_sec: params.min_rtt_win_sec.clamp(1, (i32::MAX as u32) / MAX_HZ),
             probe_rtt_mode_ms: params.probe_rtt_mode_ms.min(i32::MAX as u32),
             cwnd_min_target: params.cwnd_min_target.max(1),
             extra_acked_gain: params.extra_acked_gain.min(MAX_GAIN),
@@ -825,7 +818,7 @@ impl Bbr {
     /// `bbr_update_min_rtt`: the 10 s min_rtt filter and PROBE_RTT, which drains the queue
     /// (cwnd 4 packets for 200 ms and a round) so that flows see the true propagation delay.
     fn update_min_rtt(&mut self, sk: &mut Sock, rs: &RateSample) {
-        let win = self.params.min_rtt_win_sec * HZ;
+        let win = self.params.min_rtt_win_sec * sk.hz();
         let filter_expired = after(sk.jiffies(), self.min_rtt_stamp.wrapping_add(win));
         if rs.rtt_us >= 0 && (rs.rtt_us < i64::from(self.min_rtt_us) || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us as u32;
@@ -841,7 +834,8 @@ impl Bbr {
             sk.app_limited = sk.delivered.wrapping_add(sk.packets_in_flight()).max(1);
             // Hold the minimum in flight for max(200 ms, 1 round).
             if self.probe_rtt_done_stamp == 0 && sk.packets_in_flight() <= self.params.cwnd_min_target {
-                self.probe_rtt_done_stamp = sk.jiffies().wrapping_add(self.params.probe_rtt_mode_ms); // HZ = 1000
+                self.probe_rtt_done_stamp =
+                    sk.jiffies().wrapping_add(sk.msecs_to_jiffies(self.params.probe_rtt_mode_ms));
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = sk.delivered;
             } else if self.probe_rtt_done_stamp != 0 {

@@ -1,18 +1,17 @@
 //! CUBIC with HyStart, as Linux's `net/ipv4/tcp_cubic.c` (v2.3) runs it.
 //!
-//! Units are the kernel's: cwnd in packets, time in jiffies (HZ = 1000) for the cubic curve and
-//! in microseconds (`tcp_mstamp`) for HyStart, the curve's time axis in 1/1024 s (`BICTCP_HZ`),
-//! beta in 1/1024. Integer and fixed-point arithmetic only; where C relies on `u32`/`u64`
+//! Units are the kernel's: cwnd in packets, time in jiffies (at the socket's HZ, [`Sock::hz`])
+//! for the cubic curve and in microseconds (`tcp_mstamp`) for HyStart, the curve's time axis in
+//! 1/1024 s (`BICTCP_HZ`), beta in 1/1024. Integer and fixed-point arithmetic only; where C relies on `u32`/`u64`
 //! wrap-around the code uses wrapping operations so the results are bit-for-bit the same.
 
+use crate::seq::after;
 use crate::{tcp_cong_avoid_ai, tcp_reno_undo_cwnd, tcp_slow_start, AckSample, CaEvent, CaState, CongestionOps, Sock};
 
 /// `BICTCP_BETA_SCALE`: beta is expressed in 1/1024.
 const BICTCP_BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: the cubic curve's time unit is 2^-10 s.
 const BICTCP_HZ: u32 = 10;
-/// Jiffies per second (the simulator runs HZ = 1000, see [`Sock::jiffies`]).
-const HZ: u32 = 1000;
 
 /// `HYSTART_ACK_TRAIN` / `HYSTART_DELAY`: the two exit detectors, as bits of `hystart_detect`.
 const HYSTART_ACK_TRAIN: u32 = 0x1;
@@ -166,25 +165,9 @@ pub struct Cubic {
     k: Consts,
 }
 
-/// `before(seq1, seq2)` with sequence-number wrap-around.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
-/// `after(seq1, seq2)`.
-fn after(a: u32, b: u32) -> bool {
-    before(b, a)
-}
-
 /// `fls64`: index of the most significant set bit, counting from 1; 0 for 0.
 fn fls64(a: u64) -> u32 {
     64 - a.leading_zeros()
-}
-
-/// `usecs_to_jiffies` for HZ = 1000 (rounds up).
-fn usecs_to_jiffies(us: u32) -> u32 {
-    let per = 1_000_000 / HZ;
-    u64::from(us).div_ceil(u64::from(per)) as u32
 }
 
 /// `cubic_root`: integer cube root by a 64-entry table of the top bits followed by a single
@@ -282,12 +265,13 @@ impl Cubic {
     /// Reno-friendly estimate.
     fn update(&mut self, sk: &Sock, cwnd: u32, acked: u32) {
         let now = sk.jiffies();
+        let hz = sk.hz();
         let k = self.k;
         let ca = &mut self.ca;
 
         ca.ack_cnt = ca.ack_cnt.wrapping_add(acked);
 
-        if ca.last_cwnd == cwnd && (now.wrapping_sub(ca.last_time) as i32) <= (HZ / 32) as i32 {
+        if ca.last_cwnd == cwnd && (now.wrapping_sub(ca.last_time) as i32) <= (hz / 32) as i32 {
             return;
         }
 
@@ -314,8 +298,10 @@ impl Cubic {
 
             // Elapsed epoch time plus one min RTT of look-ahead, converted to 2^-10 s.
             let mut t = i64::from(now.wrapping_sub(ca.epoch_start) as i32) as u64;
-            t = t.wrapping_add(u64::from(usecs_to_jiffies(ca.delay_min)));
-            t = (t << BICTCP_HZ) / u64::from(HZ);
+            t = t.wrapping_add(u64::from(sk.usecs_to_jiffies(ca.delay_min)));
+            // do_div(t, HZ), by a constant at the default HZ.
+            t <<= BICTCP_HZ;
+            t = if hz == 1000 { t / 1000 } else { t / u64::from(hz) };
 
             let bic_k = u64::from(ca.bic_k);
             let offs = bic_k.abs_diff(t);
@@ -470,7 +456,7 @@ impl CongestionOps for Cubic {
             return;
         }
         let now = sk.jiffies();
-        let lsndtime = (sk.lsndtime_ns / 1_000_000) as u32;
+        let lsndtime = sk.jiffies_at(sk.lsndtime_ns); // tp->lsndtime counts jiffies
         let delta = now.wrapping_sub(lsndtime) as i32;
         if self.ca.epoch_start != 0 && delta > 0 {
             self.ca.epoch_start = self.ca.epoch_start.wrapping_add(delta as u32);
@@ -486,7 +472,7 @@ impl CongestionOps for Cubic {
             return;
         }
         // Discard delay samples for a second after a reduction (right after fast recovery).
-        if self.ca.epoch_start != 0 && (sk.jiffies().wrapping_sub(self.ca.epoch_start) as i32) < HZ as i32 {
+        if self.ca.epoch_start != 0 && (sk.jiffies().wrapping_sub(self.ca.epoch_start) as i32) < sk.hz() as i32 {
             return;
         }
         let delay = (sample.rtt_us as u32).max(1);
@@ -901,6 +887,46 @@ mod tests {
         sk.lsndtime_ns = sk.now_ns - 5 * SEC;
         c.cwnd_event(&mut sk, CaEvent::TxStart);
         assert_eq!(c.ca.epoch_start, sk.jiffies());
+    }
+
+    /// `HZ` comes from the socket: at 250 Hz a jiffy is 4 ms, so the epoch starts at jiffy 2 500
+    /// (t = 10 s), an idle period of 500 ms shifts it by 125 jiffies, and `bictcp_update` turns
+    /// elapsed jiffies plus `usecs_to_jiffies(delay_min)` into 1/1024 s by dividing by 250: the
+    /// curve stands where it stands at 1000 Hz at the same instant (a whole number of 4 ms
+    /// ticks after the epoch began).
+    #[test]
+    fn at_hz_250_the_curve_counts_four_millisecond_jiffies() {
+        let run = |hz: u32| {
+            let mut c = Cubic::default();
+            let mut sk = Sock { hz, ..ca_sock(100, 100) };
+            c.init(&mut sk);
+            c.pkts_acked(&mut sk, &sample(30_000)); // delay_min 30 ms: 30 or 8 jiffies (rounded up)
+            c.ssthresh(&mut sk); // W_max = 100
+            sk.snd_cwnd = 70;
+            sk.snd_ssthresh = 70;
+            c.cong_avoid(&mut sk, 0, 1);
+            let epoch = c.ca.epoch_start;
+            assert_eq!(epoch, sk.jiffies());
+            // 1.2 s on the curve: t = (elapsed + delay_min) in 1/1024 s.
+            sk.now_ns += 1200 * MS;
+            c.cong_avoid(&mut sk, 0, 1);
+            let (cnt, k) = (c.ca.cnt, c.ca.bic_k);
+            // Idle from +2 s to +2.5 s: the epoch moves by 500 ms in jiffies.
+            sk.lsndtime_ns = sk.now_ns + 2 * SEC;
+            sk.now_ns += 2500 * MS;
+            c.cwnd_event(&mut sk, CaEvent::TxStart);
+            (epoch, c.ca.epoch_start - epoch, cnt, k)
+        };
+        let (epoch, shift, cnt, k) = run(250);
+        assert_eq!(epoch, 2_500, "10 s at 250 Hz");
+        assert_eq!(shift, 125, "500 ms at 250 Hz");
+        let (epoch_1000, shift_1000, cnt_1000, k_1000) = run(1000);
+        assert_eq!((epoch_1000, shift_1000), (10_000, 500));
+        assert_eq!(k, k_1000);
+        // delay_min rounds up to 32 ms at 250 Hz against 30 ms at 1000 Hz: 2 ms further along
+        // the curve, the same growth rate within one ACK.
+        assert!(cnt.abs_diff(cnt_1000) <= 1, "cnt {cnt} at 250 Hz, {cnt_1000} at 1000 Hz");
+        assert!(cnt > 0);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! echoes CE marks precisely with a two-state machine that flushes a delayed ACK whenever the CE
 //! state flips. Without negotiated ECN the module degrades to Reno ("dctcp-reno").
 
+use crate::seq::before;
 use crate::{
     tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, AckEventFlags, CaEvent, CaState, CcInfo, CongestionOps,
     Sock,
@@ -75,11 +76,6 @@ pub struct Dctcp {
 
 // Linux: BUILD_BUG_ON(sizeof(struct dctcp) > ICSK_CA_PRIV_SIZE).
 const _: () = assert!(std::mem::size_of::<Dctcp>() <= 104);
-
-/// `before(seq1, seq2)` with sequence-number wrap-around.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
 
 impl Dctcp {
     pub fn new(params: DctcpParams) -> Dctcp {
@@ -166,10 +162,12 @@ impl Dctcp {
             if sk.ack_timer_pending {
                 let old_ece = self.ce_state == 1;
                 sk.ecn_demand_cwr = old_ece;
-                sk.send_ack_for = Some((self.prior_rcv_nxt, old_ece));
+                sk.requests.send_ack(self.prior_rcv_nxt, old_ece);
             }
             // The one-shot ICSK_ACK_NOW, not quickack mode (kernels since a0496ef2c2).
-            sk.ack_now = self.ce_ack_now;
+            if self.ce_ack_now {
+                sk.requests.ack_now();
+            }
         }
         self.prior_rcv_nxt = sk.rcv_nxt;
         self.ce_state = new_ce_state;
@@ -213,7 +211,7 @@ impl CongestionOps for Dctcp {
         // No ECN: become dctcp-reno and stop sending ECT (INET_ECN_dontxmit), which the
         // handshake had set for DCTCP.
         self.fallback = true;
-        sk.ect_xmit = false;
+        sk.requests.ecn_dontxmit();
     }
 
     /// `dctcp_ssthresh`: cwnd * (1 - alpha / 2); `tcp_reno_ssthresh` in fallback.
@@ -289,6 +287,7 @@ impl CongestionOps for Dctcp {
 mod tests {
     use super::*;
     use crate::sock::TCP_INFINITE_SSTHRESH;
+    use crate::CcRequests;
 
     /// An established ECN connection with some history in its counters.
     fn ecn_sock() -> Sock {
@@ -300,7 +299,6 @@ mod tests {
             delivered: 1_000,
             delivered_ce: 100,
             ecn_ok: true,
-            ect_xmit: true,
             is_cwnd_limited: true,
             ..Sock::default()
         }
@@ -338,7 +336,7 @@ mod tests {
         let (d, sk) = dctcp(4, 1024);
         assert_eq!(d.name(), "dctcp");
         assert!(d.needs_ecn());
-        assert!(sk.ect_xmit);
+        assert!(!sk.requests.wants_ecn_dontxmit());
         assert_eq!(d.alpha(), 1024);
         assert_eq!((d.next_seq, d.old_delivered, d.old_delivered_ce, d.prior_rcv_nxt), (60_000, 1_000, 100, 7_000));
         assert_eq!((d.ce_state, d.loss_cwnd), (0, 0));
@@ -532,22 +530,21 @@ mod tests {
         // The segment that flips the state; the stack has not advanced rcv_nxt yet.
         sk.ack_timer_pending = true;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert_eq!(sk.send_ack_for, Some((8_000, false)), "held-back ACK for data up to 8000, without ECE");
-        assert!(sk.ack_now);
+        assert_eq!(sk.requests.send_ack_for(), Some((8_000, false)), "held-back ACK for data up to 8000, without ECE");
+        assert!(sk.requests.wants_ack_now());
         assert!(sk.ecn_demand_cwr);
         assert_eq!(d.ce_state(), 1);
 
         // And back: the pending ACK goes out with ECE, the new state clears it.
-        sk.send_ack_for = None;
-        sk.ack_now = false;
+        sk.requests = CcRequests::NONE;
         sk.rcv_nxt = 9_448;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe); // same state: only prior_rcv_nxt moves
-        assert_eq!((sk.send_ack_for, sk.ack_now), (None, false));
+        assert_eq!((sk.requests.send_ack_for(), sk.requests.wants_ack_now()), (None, false));
         assert_eq!(d.prior_rcv_nxt, 9_448);
         sk.rcv_nxt = 10_896;
         d.cwnd_event(&mut sk, CaEvent::EcnNoCe);
-        assert_eq!(sk.send_ack_for, Some((9_448, true)));
-        assert!(sk.ack_now);
+        assert_eq!(sk.requests.send_ack_for(), Some((9_448, true)));
+        assert!(sk.requests.wants_ack_now());
         assert!(!sk.ecn_demand_cwr);
         assert_eq!(d.ce_state(), 0);
         assert_eq!(d.prior_rcv_nxt, 10_896);
@@ -558,8 +555,8 @@ mod tests {
         let (mut d, mut sk) = dctcp(4, 1024);
         sk.ack_timer_pending = false;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert_eq!(sk.send_ack_for, None);
-        assert!(sk.ack_now);
+        assert_eq!(sk.requests.send_ack_for(), None);
+        assert!(sk.requests.wants_ack_now());
         assert!(sk.ecn_demand_cwr);
     }
 
@@ -569,14 +566,19 @@ mod tests {
         sk.ack_timer_pending = true;
         for _ in 0..3 {
             d.cwnd_event(&mut sk, CaEvent::EcnNoCe);
-            assert_eq!((sk.send_ack_for, sk.ack_now, sk.ecn_demand_cwr), (None, false, false));
+            assert_eq!(
+                (sk.requests.send_ack_for(), sk.requests.wants_ack_now(), sk.ecn_demand_cwr),
+                (None, false, false)
+            );
         }
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        sk.send_ack_for = None;
-        sk.ack_now = false;
+        sk.requests = CcRequests::NONE;
         for _ in 0..3 {
             d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-            assert_eq!((sk.send_ack_for, sk.ack_now, sk.ecn_demand_cwr), (None, false, true));
+            assert_eq!(
+                (sk.requests.send_ack_for(), sk.requests.wants_ack_now(), sk.ecn_demand_cwr),
+                (None, false, true)
+            );
         }
     }
 
@@ -587,15 +589,15 @@ mod tests {
         let (mut d, mut sk) = dctcp(4, 1024);
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
         sk.ecn_demand_cwr = false;
-        sk.ack_now = false;
+        sk.requests = CcRequests::NONE;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
         assert!(sk.ecn_demand_cwr);
-        assert!(!sk.ack_now);
+        assert!(!sk.requests.wants_ack_now());
         // A flush uses the DCTCP state (1), not the stack-cleared flag.
         sk.ecn_demand_cwr = false;
         sk.ack_timer_pending = true;
         d.cwnd_event(&mut sk, CaEvent::EcnNoCe);
-        assert_eq!(sk.send_ack_for.map(|(_, ece)| ece), Some(true));
+        assert_eq!(sk.requests.send_ack_for().map(|(_, ece)| ece), Some(true));
     }
 
     #[test]
@@ -650,11 +652,10 @@ mod tests {
         let mut d = Dctcp::default();
         let mut sk = ecn_sock();
         sk.ecn_ok = false;
-        sk.ect_xmit = true; // set for the handshake
         d.init(&mut sk);
         assert!(d.is_fallback());
         assert_eq!(d.name(), "dctcp-reno");
-        assert!(!sk.ect_xmit, "INET_ECN_dontxmit");
+        assert!(sk.requests.wants_ecn_dontxmit(), "INET_ECN_dontxmit");
         assert!(!d.needs_ecn());
         // Reno's halving whatever alpha was.
         sk.snd_cwnd = 100;
@@ -676,7 +677,7 @@ mod tests {
         assert_eq!(sk.snd_ssthresh, TCP_INFINITE_SSTHRESH);
         sk.ack_timer_pending = true;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert_eq!((sk.send_ack_for, sk.ack_now, sk.ecn_demand_cwr), (None, false, false));
+        assert_eq!((sk.requests.send_ack_for(), sk.requests.wants_ack_now(), sk.ecn_demand_cwr), (None, false, false));
         let before = d.clone();
         window(&mut d, &mut sk, 10, 10);
         assert_eq!(d.alpha(), before.alpha());

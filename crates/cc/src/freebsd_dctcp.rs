@@ -16,7 +16,8 @@
 //!   no PRR on ECN, and the module keeps growing cwnd (NewReno) during the reduced window ("DCTCP
 //!   always executes the ACK processing out of congestion recovery"). The stack therefore must
 //!   not enter CWR: the module declares [`CongestionOps::handles_ece`], does the cut in
-//!   `in_ack_event`, and asks for CWR on the next data segment with [`Sock::queue_cwr`] — which
+//!   `in_ack_event`, and asks for CWR on the next data segment with
+//!   [`CcRequests::queue_cwr`](crate::CcRequests::queue_cwr) — which
 //!   is what makes a classic-ECN receiver stop echoing ECE (the one-sided sender modification).
 //! - `slowstart` = 1: the first congestion event, if it is an ECN one, halves cwnd and sets
 //!   alpha to 1 instead.
@@ -42,6 +43,7 @@
 //! does not do. On the ACK that ends fast recovery, `dctcp_post_recovery` runs after that ACK's
 //! bytes were counted (FreeBSD counts them into the next window).
 
+use crate::seq::before;
 use crate::{
     tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, AckEventFlags, CaEvent, CaState, CcInfo, CongestionOps,
     Sock,
@@ -113,11 +115,6 @@ pub struct FreebsdDctcp {
     alpha_init: u16,
     shift_g: u8,
     slowstart: bool,
-}
-
-/// `SEQ_LT`.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
 }
 
 impl FreebsdDctcp {
@@ -214,7 +211,7 @@ impl FreebsdDctcp {
         // ENTER_CONGRECOVERY; cc_cong_signal: snd_recover = snd_max, TF_ECN_SND_CWR.
         self.cong_recovery = true;
         self.snd_recover = sk.snd_nxt;
-        sk.queue_cwr = true;
+        sk.requests.queue_cwr();
     }
 
     /// `dctcp_ack_received` (the ECN part): count this ACK's bytes, with the delayed-ACK
@@ -257,7 +254,7 @@ impl FreebsdDctcp {
             delay_ack = true;
         }
         if !delay_ack {
-            sk.ack_now = true; // CCF_ACKNOW
+            sk.requests.ack_now(); // CCF_ACKNOW
         }
     }
 
@@ -298,7 +295,7 @@ impl CongestionOps for FreebsdDctcp {
         if !sk.ecn_ok {
             // NewReno; FreeBSD sends ECT only with TF_ECN_PERMIT.
             self.fallback = true;
-            sk.ect_xmit = false;
+            sk.requests.ecn_dontxmit();
             return;
         }
         self.fallback = false;
@@ -419,6 +416,7 @@ impl CongestionOps for FreebsdDctcp {
 mod tests {
     use super::*;
     use crate::sock::TCP_INFINITE_SSTHRESH;
+    use crate::CcRequests;
     use crate::{Cc, CcKind, CcParams};
 
     const MSS: u32 = 1000;
@@ -431,7 +429,6 @@ mod tests {
             snd_nxt: 60_000,
             mss_cache: MSS,
             ecn_ok: true,
-            ect_xmit: true,
             is_cwnd_limited: true,
             ..Sock::default()
         }
@@ -471,7 +468,7 @@ mod tests {
         assert_eq!(d.alpha(), 1024);
         assert_eq!(d.window_bytes(), (0, 0));
         assert_eq!(d.save_sndnxt, 60_000, "dctcp_conn_init: save_sndnxt = snd_nxt");
-        assert!(sk.ect_xmit && sk.delack_on_cwr);
+        assert!(!sk.requests.wants_ecn_dontxmit() && sk.delack_on_cwr);
         assert!(!d.in_cong_recovery());
         // Out-of-range values (refused by validate) are clamped rather than overflowing shifts.
         let d = FreebsdDctcp::new(FreebsdDctcpParams { alpha: 5000, shift_g: 40, slowstart: false });
@@ -599,7 +596,7 @@ mod tests {
             ack(&mut d, &mut sk, MSS, true);
             assert_eq!(sk.snd_ssthresh, want, "cwnd {cwnd} alpha {alpha}");
             assert_eq!(sk.snd_cwnd, want, "cwnd = ssthresh at once, no PRR");
-            assert!(sk.queue_cwr, "CWR requested");
+            assert!(sk.requests.wants_cwr(), "CWR requested");
             assert!(d.in_cong_recovery());
             assert_eq!(d.snd_recover(), 60_000);
         }
@@ -610,14 +607,14 @@ mod tests {
         let (mut d, mut sk) = fdctcp(1024, 4, false);
         ack(&mut d, &mut sk, MSS, true);
         assert_eq!((sk.snd_cwnd, sk.snd_ssthresh), (50, 50));
-        assert!(std::mem::take(&mut sk.queue_cwr)); // the stack takes the request
-                                                    // More ACKs inside the window [.., 60000), every other with ECE: no further cut, no CWR;
-                                                    // cwnd keeps growing (the stack's cong_avoid, simulated here).
+        assert!(std::mem::take(&mut sk.requests).wants_cwr()); // the stack takes the request
+                                                               // More ACKs inside the window [.., 60000), every other with ECE: no further cut, no CWR;
+                                                               // cwnd keeps growing (the stack's cong_avoid, simulated here).
         for i in 0..8 {
             sk.snd_cwnd += 1;
             ack(&mut d, &mut sk, MSS, i % 2 == 0);
             assert_eq!(sk.snd_ssthresh, 50);
-            assert!(!sk.queue_cwr);
+            assert!(!sk.requests.wants_cwr());
             assert!(d.in_cong_recovery());
         }
         assert_eq!(sk.snd_cwnd, 58);
@@ -627,7 +624,7 @@ mod tests {
         ack(&mut d, &mut sk, MSS, true);
         assert_eq!((sk.snd_cwnd, sk.snd_ssthresh), (58, 50));
         assert!(!d.in_cong_recovery());
-        assert!(!sk.queue_cwr);
+        assert!(!sk.requests.wants_cwr());
         // An ECE on the ACK that closes the alpha window cuts with the alpha from before this
         // ACK (cc_cong_signal runs before dctcp_ack_received).
         sk.snd_nxt = 80_000;
@@ -642,7 +639,7 @@ mod tests {
         ack(&mut d, &mut sk, MSS, true);
         let want = (58 - ((58 * alpha) >> 11)).max(2);
         assert_eq!((sk.snd_cwnd, sk.snd_ssthresh), (want, want));
-        assert!(sk.queue_cwr);
+        assert!(sk.requests.wants_cwr());
         assert_eq!(d.snd_recover(), 80_000);
     }
 
@@ -699,7 +696,7 @@ mod tests {
         // No ECN cut during fast recovery.
         ack(&mut d, &mut sk, MSS, true);
         assert_eq!(sk.snd_cwnd, 90);
-        assert!(!sk.queue_cwr);
+        assert!(!sk.requests.wants_cwr());
 
         // A loss in a window already cut for ECN halves the cwnd from before the cut.
         let (mut d, mut sk) = fdctcp(1024, 4, false);
@@ -725,11 +722,11 @@ mod tests {
         assert!(!d.in_cong_recovery());
         assert_eq!(d.num_cong_events(), 1);
         // No CWR request: tcp_enter_loss queues it.
-        sk.queue_cwr = false;
+        sk.requests = CcRequests::NONE;
         sk.ca_state = CaState::Loss;
         d.set_state(&mut sk, CaState::Loss); // every RTO
         assert_eq!(d.num_cong_events(), 2);
-        assert!(!sk.queue_cwr);
+        assert!(!sk.requests.wants_cwr());
     }
 
     #[test]
@@ -740,7 +737,7 @@ mod tests {
         d.init(&mut sk);
         assert!(d.is_fallback());
         assert_eq!(d.name(), "freebsd-dctcp");
-        assert!(!sk.ect_xmit, "no ECT without TF_ECN_PERMIT");
+        assert!(sk.requests.wants_ecn_dontxmit(), "no ECT without TF_ECN_PERMIT");
         assert!(!d.handles_ece(), "the stack's own ECN handling (which never fires without ECN)");
         assert!(!sk.delack_on_cwr);
         assert_eq!(d.get_info(&sk), CcInfo::Dctcp { enabled: false, ce_state: 0, alpha: 0, ab_ecn: 0, ab_tot: 0 });
@@ -751,13 +748,13 @@ mod tests {
         sk.snd_cwnd = 100;
         // None of the DCTCP hooks act.
         ack(&mut d, &mut sk, MSS, true);
-        assert_eq!((sk.snd_cwnd, sk.snd_ssthresh, sk.queue_cwr), (100, TCP_INFINITE_SSTHRESH, false));
+        assert_eq!((sk.snd_cwnd, sk.snd_ssthresh, sk.requests.wants_cwr()), (100, TCP_INFINITE_SSTHRESH, false));
         d.set_state(&mut sk, CaState::Recovery);
         d.cwnd_event(&mut sk, CaEvent::Loss);
         assert_eq!(sk.snd_ssthresh, TCP_INFINITE_SSTHRESH);
         sk.ack_timer_pending = true;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert_eq!((sk.ack_now, sk.ecn_demand_cwr), (false, false));
+        assert_eq!((sk.requests.wants_ack_now(), sk.ecn_demand_cwr), (false, false));
         // Reno growth.
         sk.snd_ssthresh = 10;
         sk.snd_cwnd = 20;
@@ -771,27 +768,27 @@ mod tests {
         let (mut d, mut sk) = fdctcp(1024, 4, false);
         // No delayed ACK pending: a CE change does not force an ACK (Linux's does).
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert!(!sk.ack_now);
+        assert!(!sk.requests.wants_ack_now());
         assert!(sk.ecn_demand_cwr, "ECE mirrors CE");
         // Pending, back to not-CE: ACK at once, for everything, with the new state; no special
         // ACK for an older sequence.
         sk.ack_timer_pending = true;
         d.cwnd_event(&mut sk, CaEvent::EcnNoCe);
-        assert!(sk.ack_now);
+        assert!(sk.requests.wants_ack_now());
         assert!(!sk.ecn_demand_cwr);
-        assert_eq!(sk.send_ack_for, None);
+        assert_eq!(sk.requests.send_ack_for(), None);
         // No change: keep delaying.
-        sk.ack_now = false;
+        sk.requests = CcRequests::NONE;
         d.cwnd_event(&mut sk, CaEvent::EcnNoCe);
-        assert!(!sk.ack_now);
+        assert!(!sk.requests.wants_ack_now());
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert!(sk.ack_now);
+        assert!(sk.requests.wants_ack_now());
         assert_eq!(d.get_info(&sk), CcInfo::Dctcp { enabled: true, ce_state: 1, alpha: 1024, ab_ecn: 0, ab_tot: 0 });
         // ECE follows CE even after the stack cleared it for a CWR.
-        sk.ack_now = false;
+        sk.requests = CcRequests::NONE;
         sk.ecn_demand_cwr = false;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert!(sk.ecn_demand_cwr && !sk.ack_now);
+        assert!(sk.ecn_demand_cwr && !sk.requests.wants_ack_now());
     }
 
     #[test]
@@ -802,14 +799,14 @@ mod tests {
         sk.rx_cwr = true;
         // A CE change on a CWR segment: still delayed.
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert!(!sk.ack_now);
+        assert!(!sk.requests.wants_ack_now());
         assert!(sk.ecn_demand_cwr);
         d.cwnd_event(&mut sk, CaEvent::EcnNoCe);
-        assert!(!sk.ack_now);
+        assert!(!sk.requests.wants_ack_now());
         // Without CWR the same change ACKs at once.
         sk.rx_cwr = false;
         d.cwnd_event(&mut sk, CaEvent::EcnIsCe);
-        assert!(sk.ack_now);
+        assert!(sk.requests.wants_ack_now());
     }
 
     #[test]

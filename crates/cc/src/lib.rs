@@ -20,6 +20,7 @@ mod freebsd_dctcp;
 mod minmax;
 mod nv;
 mod reno;
+mod seq;
 mod sock;
 
 pub use basertt::{base_rtt_for, BaseRttProvider, BaseRttRule, TCP_BASERTT_KERN_US};
@@ -30,7 +31,8 @@ pub use freebsd_dctcp::{FreebsdDctcp, FreebsdDctcpParams};
 pub use minmax::MinMax;
 pub use nv::{Nv, NvParams};
 pub use reno::{tcp_cong_avoid_ai, tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_reno_undo_cwnd, tcp_slow_start, Reno};
-pub use sock::{AckSample, CaState, RateSample, Sock, DEFAULT_RNG_SEED, TCP_INFINITE_SSTHRESH};
+pub use seq::{after, before};
+pub use sock::{AckSample, CaState, CcRequests, RateSample, Sock, DEFAULT_RNG_SEED, TCP_INFINITE_SSTHRESH};
 
 /// Events the stack raises towards the CC (`enum tcp_ca_event`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +117,7 @@ pub trait CongestionOps {
     }
     fn cong_control(&mut self, _sk: &mut Sock, _rs: &RateSample) {}
     /// The module answers ECN-Echo itself, in `in_ack_event` (`flags.ece`): it sets `snd_cwnd`
-    /// and `snd_ssthresh` at once and asks for CWR through [`Sock::queue_cwr`], so the stack
+    /// and `snd_ssthresh` at once and asks for CWR through [`CcRequests::queue_cwr`], so the stack
     /// does not enter `TCP_CA_CWR` (no `tcp_enter_cwr`, no PRR) on ECE. No Linux module does;
     /// FreeBSD DCTCP does (`dctcp_cong_signal(CC_ECN)`: cwnd = ssthresh, no PRR).
     fn handles_ece(&self) -> bool {

@@ -11,7 +11,7 @@
 //!
 //! Units are the kernel's: RTTs in µs, `ack_sample.in_flight` in bytes (the bytes delivered
 //! between the send of the acked packet and its ACK, `mss_cache · (delivered −
-//! rate.prior_delivered)`), rate in 100 bit/s, jiffies at HZ = 1000. Where C's `u32`
+//! rate.prior_delivered)`), rate in 100 bit/s, jiffies at the socket's HZ. Where C's `u32`
 //! arithmetic wraps, the code uses wrapping operations; shifts by the (s8) growth factor use
 //! x86's count masking (`wrapping_shl`/`wrapping_shr`), as the kernel's would.
 //!
@@ -19,6 +19,7 @@
 //! `tcp_reno_undo_cwnd`. `nv_catchup` is cleared but never set by the kernel; it is kept so the
 //! state matches.
 
+use crate::seq::before;
 use crate::sock::TCP_INFINITE_SSTHRESH;
 use crate::{tcp_cong_avoid_ai, tcp_reno_undo_cwnd, tcp_slow_start, AckSample, CaState, CcInfo, CongestionOps, Sock};
 
@@ -30,11 +31,12 @@ const NV_MIN_CWND: u8 = 4;
 const NV_MIN_CWND_GROW: u8 = 2;
 /// `NV_TSO_CWND_BOUND`: `nv_min_cwnd` stays at most one above this.
 const NV_TSO_CWND_BOUND: u8 = 80;
-/// Jiffies per second (the simulator runs HZ = 1000, see [`Sock::jiffies`]).
-const HZ: u32 = 1000;
+/// The highest `CONFIG_HZ` ccsim runs (`TcpConfig::hz`); the module reads the socket's HZ
+/// ([`Sock::hz`]).
+const MAX_HZ: u32 = 1000;
 /// Largest `nv_reset_period` for which `nv_reset_period * (384 + 255) * HZ` fits the kernel's
-/// `int`.
-const NV_MAX_RESET_PERIOD: u32 = (i32::MAX as u32) / (639 * HZ);
+/// `int` at every HZ.
+const NV_MAX_RESET_PERIOD: u32 = (i32::MAX as u32) / (639 * MAX_HZ);
 
 /// TCP-NV parameters: every tunable of tcp_nv.c with the kernel's default. Linux exposes only
 /// `nv_pad`, `nv_reset_period` and `nv_min_cwnd` as module parameters; the others are
@@ -232,11 +234,6 @@ struct TcpNv {
 const _: () = assert!(std::mem::size_of::<TcpNv>() <= 104);
 const _: () = assert!(std::mem::size_of::<Nv>() <= 104);
 
-/// `before(seq1, seq2)` with sequence-number wrap-around.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
 /// `time_after_eq(a, b)` on the 32-bit jiffies clock.
 fn time_after_eq(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) >= 0
@@ -346,7 +343,7 @@ impl CongestionOps for Nv {
 
         let ca = &mut self.ca;
         ca.nv_allow_cwnd_growth = true;
-        ca.nv_min_rtt_reset_jiffies = sk.jiffies().wrapping_add(2 * HZ);
+        ca.nv_min_rtt_reset_jiffies = sk.jiffies().wrapping_add(2 * sk.hz());
         ca.nv_min_rtt = NV_INIT_RTT;
         ca.nv_min_rtt_new = NV_INIT_RTT;
         ca.nv_min_cwnd = NV_MIN_CWND;
@@ -472,7 +469,7 @@ impl CongestionOps for Nv {
             self.ca.nv_min_rtt_new = NV_INIT_RTT;
             let rand = u32::from(self.random_byte());
             let ca = &mut self.ca;
-            ca.nv_min_rtt_reset_jiffies = now.wrapping_add((u32::from(k.reset_period) * (384 + rand) * HZ) >> 9);
+            ca.nv_min_rtt_reset_jiffies = now.wrapping_add((u32::from(k.reset_period) * (384 + rand) * sk.hz()) >> 9);
             ca.nv_min_cwnd = (ca.nv_min_cwnd / 2).max(NV_MIN_CWND);
         }
 
@@ -1088,7 +1085,10 @@ mod tests {
         }
         nv.in_ack_event(&mut sk, crate::AckEventFlags::default());
         assert_eq!(nv.ca, before);
-        assert_eq!((sk.snd_cwnd, sk.snd_ssthresh, sk.ack_now), (sk_before.snd_cwnd, sk_before.snd_ssthresh, false));
+        assert_eq!(
+            (sk.snd_cwnd, sk.snd_ssthresh, sk.requests.wants_ack_now()),
+            (sk_before.snd_cwnd, sk_before.snd_ssthresh, false)
+        );
         assert!(!nv.needs_ecn() && !nv.has_cong_control() && !nv.handles_ece());
     }
 }

@@ -77,8 +77,6 @@ pub struct Sock {
     pub ca_state: CaState,
     /// ECN was negotiated on this connection (`TCP_ECN_OK`).
     pub ecn_ok: bool,
-    /// Send ECT on data (`INET_ECN_xmit`); a module clears it to stop (`INET_ECN_dontxmit`).
-    pub ect_xmit: bool,
     /// `TCP_ECN_DEMAND_CWR`: set ECE on every ACK sent.
     pub ecn_demand_cwr: bool,
     /// `is_cwnd_limited` / `max_packets_out`, as `tcp_cwnd_validate` keeps them.
@@ -88,16 +86,9 @@ pub struct Sock {
     pub pacing_rate: u64,
     /// A delayed ACK is scheduled (`icsk_ack.pending & ICSK_ACK_TIMER`).
     pub ack_timer_pending: bool,
-    /// Request to ACK at once on this segment (`icsk_ack.pending |= ICSK_ACK_NOW`).
-    pub ack_now: bool,
-    /// Request to send an ACK for the given sequence right away, with the ECE state at the time of
-    /// the request (`__tcp_send_ack(sk, rcv_nxt)` from `dctcp_ece_ack_update`).
-    pub send_ack_for: Option<(u32, bool)>,
-    /// Request to put CWR on the next new data segment (`tcp_ecn_queue_cwr`); the stack honours
-    /// and clears it after `in_ack_event`. Linux modules never set it (the stack queues CWR when
-    /// it enters CWR or Recovery itself); a module that `handles_ece` sets it with its own ECN
-    /// reduction, as FreeBSD's `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`.
-    pub queue_cwr: bool,
+    /// What the module asked the stack to do during the callback running now ([`CcRequests`]);
+    /// the endpoint carries the requests out, in Linux's order, as soon as the callback returns.
+    pub requests: CcRequests,
     /// Receive side: keep delaying the ACK of a data segment that carries CWR, instead of
     /// `tcp_ecn_accept_cwr`'s immediate ACK. Set by FreeBSD DCTCP (`dctcp_ecnpkt_handler`: "DCTCP
     /// sets delayed ack when this segment sets the CWR flag"); false for every Linux module.
@@ -115,6 +106,11 @@ pub struct Sock {
     /// engine that plays the program) and the endpoint copies it here from its configuration.
     /// Only TCP-NV reads it, at init, and only a positive reply counts.
     pub base_rtt_us: Option<u32>,
+    /// `CONFIG_HZ` of the stack the module runs in (the endpoint's `TcpConfig::hz`: 100, 250,
+    /// 300 or 1000): the rate of the jiffies clock ([`Sock::jiffies`]) and the unit of
+    /// [`Sock::usecs_to_jiffies`] / [`Sock::msecs_to_jiffies`]. Modules read it as [`Sock::hz`]
+    /// where the kernel writes `HZ`.
+    pub hz: u32,
 }
 
 impl Default for Sock {
@@ -147,20 +143,91 @@ impl Default for Sock {
             rng_seed: DEFAULT_RNG_SEED,
             ca_state: CaState::Open,
             ecn_ok: false,
-            ect_xmit: false,
             ecn_demand_cwr: false,
             is_cwnd_limited: false,
             max_packets_out: 0,
             pacing_rate: 0,
             ack_timer_pending: false,
-            ack_now: false,
-            send_ack_for: None,
-            queue_cwr: false,
+            requests: CcRequests::NONE,
             delack_on_cwr: false,
             rx_cwr: false,
             lsndtime_ns: 0,
             base_rtt_us: None,
+            hz: 1000,
         }
+    }
+}
+
+/// The requests a module makes of the stack in a callback, where Linux's module calls into the
+/// stack or sets a socket flag: collected here during the callback and carried out by the endpoint
+/// in one place right after it (`Endpoint::apply_cc_requests`), in the order Linux has the
+/// effects. Modules make them in `init` ([`CcRequests::ecn_dontxmit`]), in `in_ack_event`
+/// ([`CcRequests::queue_cwr`]) and in `cwnd_event` for `EcnIsCe` / `EcnNoCe`
+/// ([`CcRequests::send_ack`], [`CcRequests::ack_now`]). A bit set and one sequence number:
+/// testing for "nothing asked" is one byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CcRequests {
+    bits: u8,
+    /// The sequence number [`CcRequests::send_ack`] acknowledges.
+    ack_seq: u32,
+}
+
+impl CcRequests {
+    /// No request.
+    pub const NONE: CcRequests = CcRequests { bits: 0, ack_seq: 0 };
+    const SEND_ACK: u8 = 1;
+    const SEND_ACK_ECE: u8 = 2;
+    const ACK_NOW: u8 = 4;
+    const QUEUE_CWR: u8 = 8;
+    const ECN_DONTXMIT: u8 = 16;
+
+    /// `__tcp_send_ack(sk, rcv_nxt)` from `dctcp_ece_ack_update`: a pure ACK for `rcv_nxt` now,
+    /// with ECE as `dctcp_ece_ack_cwr` set it for that ACK.
+    #[inline]
+    pub fn send_ack(&mut self, rcv_nxt: u32, ece: bool) {
+        self.bits |= Self::SEND_ACK | if ece { Self::SEND_ACK_ECE } else { 0 };
+        self.ack_seq = rcv_nxt;
+    }
+    /// `icsk_ack.pending |= ICSK_ACK_NOW`: ACK the segment being received at once (FreeBSD's
+    /// `CCF_ACKNOW`).
+    #[inline]
+    pub fn ack_now(&mut self) {
+        self.bits |= Self::ACK_NOW;
+    }
+    /// `tcp_ecn_queue_cwr`: CWR on the next new data segment. Linux modules never ask (the
+    /// stack queues CWR when it enters CWR or Recovery itself); a module that `handles_ece` asks
+    /// with its own ECN reduction, as FreeBSD's `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`.
+    #[inline]
+    pub fn queue_cwr(&mut self) {
+        self.bits |= Self::QUEUE_CWR;
+    }
+    /// `INET_ECN_dontxmit`: stop sending ECT (DCTCP's init without ECN, after the handshake
+    /// sent ECT for it).
+    #[inline]
+    pub fn ecn_dontxmit(&mut self) {
+        self.bits |= Self::ECN_DONTXMIT;
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+    /// The ACK [`CcRequests::send_ack`] asked for: (rcv_nxt, ECE).
+    #[inline]
+    pub fn send_ack_for(&self) -> Option<(u32, bool)> {
+        (self.bits & Self::SEND_ACK != 0).then_some((self.ack_seq, self.bits & Self::SEND_ACK_ECE != 0))
+    }
+    #[inline]
+    pub fn wants_ack_now(&self) -> bool {
+        self.bits & Self::ACK_NOW != 0
+    }
+    #[inline]
+    pub fn wants_cwr(&self) -> bool {
+        self.bits & Self::QUEUE_CWR != 0
+    }
+    #[inline]
+    pub fn wants_ecn_dontxmit(&self) -> bool {
+        self.bits & Self::ECN_DONTXMIT != 0
     }
 }
 
@@ -189,9 +256,46 @@ impl Sock {
         }
         false
     }
-    /// `tcp_jiffies32` with HZ = 1000.
+    /// `HZ`: jiffies per second.
+    #[inline]
+    pub fn hz(&self) -> u32 {
+        self.hz
+    }
+    /// `tcp_jiffies32`: the jiffies clock now.
+    #[inline]
     pub fn jiffies(&self) -> u32 {
-        (self.now_ns / 1_000_000) as u32
+        self.jiffies_at(self.now_ns)
+    }
+    /// The jiffies clock (`jiffies`, truncated to 32 bits) at `ns`: the ticks of `HZ` completed
+    /// since time zero. (The common tick rates divide by constants: this is on the per-ACK path.)
+    #[inline]
+    pub fn jiffies_at(&self, ns: u64) -> u32 {
+        match self.hz {
+            1000 => (ns / 1_000_000) as u32,
+            250 => (ns / 4_000_000) as u32,
+            100 => (ns / 10_000_000) as u32,
+            hz => (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u32,
+        }
+    }
+    /// `usecs_to_jiffies`: rounds up to whole jiffies, `(u + USEC_PER_SEC / HZ - 1) /
+    /// (USEC_PER_SEC / HZ)` for an HZ that divides a million. For one that does not (300) the
+    /// kernel's multiply-and-shift approximates the same ceiling, taken here exactly.
+    #[inline]
+    pub fn usecs_to_jiffies(&self, us: u32) -> u32 {
+        match self.hz {
+            1000 => us.div_ceil(1000),
+            250 => us.div_ceil(4000),
+            100 => us.div_ceil(10_000),
+            hz => (u64::from(us) * u64::from(hz)).div_ceil(1_000_000) as u32,
+        }
+    }
+    /// `msecs_to_jiffies`: rounds up to whole jiffies, as `usecs_to_jiffies`.
+    #[inline]
+    pub fn msecs_to_jiffies(&self, ms: u32) -> u32 {
+        match self.hz {
+            1000 => ms,
+            hz => (u64::from(ms) * u64::from(hz)).div_ceil(1000) as u32,
+        }
     }
     /// `tcp_mstamp` / `tcp_clock_us()`.
     pub fn now_us(&self) -> u64 {

@@ -4,7 +4,7 @@
 use ccsim_cc::{AckEventFlags, CaEvent, CaState, Cc, CcInfo, CcKind, CcParams, CongestionOps, DctcpParams, Sock};
 
 fn ecn_sock() -> Sock {
-    Sock { snd_cwnd: 100, snd_nxt: 10_000, ecn_ok: true, ect_xmit: true, is_cwnd_limited: true, ..Sock::default() }
+    Sock { snd_cwnd: 100, snd_nxt: 10_000, ecn_ok: true, is_cwnd_limited: true, ..Sock::default() }
 }
 
 fn alpha(cc: &Cc, sk: &Sock) -> u32 {
@@ -60,7 +60,7 @@ fn e3118e8359_fallback_is_reno_through_dispatch() {
     let infinite = sk.snd_ssthresh;
     cc.init(&mut sk);
     assert_eq!(cc.name(), "dctcp-reno");
-    assert!(!sk.ect_xmit);
+    assert!(sk.requests.wants_ecn_dontxmit(), "INET_ECN_dontxmit");
     assert_eq!(cc.get_info(&sk), CcInfo::Dctcp { enabled: false, ce_state: 0, alpha: 0, ab_ecn: 0, ab_tot: 0 });
     sk.snd_cwnd = 64;
     assert_eq!(cc.ssthresh(&mut sk), 32);

@@ -1,8 +1,10 @@
 use crate::config::{EcnMode, TcpConfig};
 use crate::segment::{Segment, TcpFlags};
+use crate::seq::SeqNum;
 use ccsim_cc::{CaEvent, CaState, Cc, CongestionOps, MinMax, Sock, DEFAULT_RNG_SEED};
 use ccsim_engine::SimTime;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Connection state (`sk_state`), reduced to what a simulated endpoint passes through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,8 +56,8 @@ pub(crate) const EVER_RETRANS: u8 = 0x08;
 /// super-segments, so every queue entry is one packet on the wire).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TxSkb {
-    pub seq: u32,
-    pub end_seq: u32,
+    pub seq: SeqNum,
+    pub end_seq: SeqNum,
     /// SYN/FIN/PSH flags carried by this skb.
     pub tcp_flags: u8,
     pub sacked: u8,
@@ -157,7 +159,9 @@ pub(crate) struct PacingMode {
 
 /// A TCP endpoint (one connection), sans-IO.
 pub struct Endpoint {
-    pub(crate) cfg: TcpConfig,
+    /// The sysctls and socket options, shared read-only by every endpoint built from the same
+    /// configuration (the kernel's `net.ipv4.*` sysctls are per namespace, not per socket).
+    pub(crate) cfg: Arc<TcpConfig>,
     pub(crate) state: TcpState,
     /// The narrow socket view shared with the congestion-control module.
     pub(crate) sk: Sock,
@@ -165,8 +169,8 @@ pub struct Endpoint {
     pub(crate) now: SimTime,
 
     // --- send side ---
-    pub(crate) iss: u32,
-    pub(crate) write_seq: u32,
+    pub(crate) iss: SeqNum,
+    pub(crate) write_seq: SeqNum,
     /// Bytes written by the application and not yet sent (`u64::MAX`: an endless bulk source).
     pub(crate) unsent: u64,
     pub(crate) fin_queued: bool,
@@ -174,30 +178,33 @@ pub struct Endpoint {
     pub(crate) rtx: VecDeque<TxSkb>,
     /// `tsorted_sent_queue`: (seq, transmission time) of skbs in send order; entries whose skb
     /// was acked, SACKed, marked lost or sent again are stale and skipped (RACK's walk).
-    pub(crate) tsorted: VecDeque<(u32, u64)>,
+    pub(crate) tsorted: VecDeque<(SeqNum, u64)>,
     /// `retransmit_skb_hint`: no skb below this sequence waits for a retransmission.
-    pub(crate) rtx_hint: u32,
+    pub(crate) rtx_hint: SeqNum,
     pub(crate) snd_wnd: u32,
     pub(crate) snd_wscale: u8,
-    pub(crate) snd_wl1: u32,
+    pub(crate) snd_wl1: SeqNum,
     pub(crate) mss_clamp: u32,
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
-    pub(crate) highest_sack: u32,
+    pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
     // read them), as do delivered_mstamp, app_limited and tcp_wstamp_ns.
-    pub(crate) high_seq: u32,
+    pub(crate) high_seq: SeqNum,
     pub(crate) prior_ssthresh: u32,
-    pub(crate) undo_marker: u32,
+    pub(crate) undo_marker: SeqNum,
     pub(crate) undo_retrans: i32,
     pub(crate) retrans_stamp: u32,
     pub(crate) prr_delivered: u32,
     pub(crate) prr_out: u32,
     pub(crate) reordering: u32,
     pub(crate) ecn_queue_cwr: bool,
-    pub(crate) cwnd_usage_seq: u32,
+    /// Data goes out ECT(0) (`INET_ECN_xmit`; `INET_ECN_dontxmit` clears it): set for the
+    /// handshake when the CC needs ECN, then for new data of an ECN connection.
+    pub(crate) ect_xmit: bool,
+    pub(crate) cwnd_usage_seq: SeqNum,
     pub(crate) snd_cwnd_stamp: u64,
     pub(crate) lsndtime: u64,
-    pub(crate) snd_sml: u32,
+    pub(crate) snd_sml: SeqNum,
     /// `tp->first_tx_mstamp` (tcp_rate.c), in nanoseconds.
     pub(crate) first_tx_ns: u64,
     /// Bytes of this socket's data segments still in the host's queue or NIC
@@ -212,14 +219,14 @@ pub struct Endpoint {
     /// The socket's pacing status, as the transmit path asks it.
     pub(crate) pacing: PacingMode,
     /// `tlp_high_seq` (None: no probe outstanding) and `tlp_retrans`.
-    pub(crate) tlp_high_seq: Option<u32>,
+    pub(crate) tlp_high_seq: Option<SeqNum>,
     pub(crate) tlp_retrans: bool,
 
     // --- RTT / timers ---
     pub(crate) mdev_us: u32,
     pub(crate) mdev_max_us: u32,
     pub(crate) rttvar_us: u32,
-    pub(crate) rtt_seq: u32,
+    pub(crate) rtt_seq: SeqNum,
     pub(crate) rto: SimTime,
     pub(crate) backoff: u32,
     pub(crate) retransmits: u32,
@@ -232,7 +239,7 @@ pub struct Endpoint {
     // --- RACK (tcp_recovery.c) ---
     pub(crate) rack_mstamp: u64,
     pub(crate) rack_rtt_us: u32,
-    pub(crate) rack_end_seq: u32,
+    pub(crate) rack_end_seq: SeqNum,
     pub(crate) rack_advanced: bool,
     pub(crate) rack_reord: bool,
     /// RACK's adaptive reordering window (`tcp_rack_update_reo_wnd`): the window in steps of
@@ -244,13 +251,13 @@ pub struct Endpoint {
     pub(crate) rack_reo_wnd_persist: u8,
 
     // --- receive side ---
-    pub(crate) irs: u32,
-    pub(crate) rcv_wup: u32,
+    pub(crate) irs: SeqNum,
+    pub(crate) rcv_wup: SeqNum,
     pub(crate) rcv_wnd: u32,
     pub(crate) rcv_wscale: u8,
-    pub(crate) ofo: Vec<(u32, u32)>,
-    pub(crate) sack_recent: Vec<(u32, u32)>,
-    pub(crate) dsack: Option<(u32, u32)>,
+    pub(crate) ofo: Vec<(SeqNum, SeqNum)>,
+    pub(crate) sack_recent: Vec<(SeqNum, SeqNum)>,
+    pub(crate) dsack: Option<(SeqNum, SeqNum)>,
     pub(crate) ack: AckState,
     pub(crate) ecn_seen: bool,
     pub(crate) peer_fin: bool,
@@ -267,7 +274,7 @@ pub struct Endpoint {
     /// SACK compression (`compressed_ack`, `compressed_ack_rcv_nxt`, `dup_ack_counter`, and the
     /// `compressed_ack_timer` deadline).
     pub(crate) compressed_ack: u32,
-    pub(crate) compressed_ack_rcv_nxt: u32,
+    pub(crate) compressed_ack_rcv_nxt: SeqNum,
     pub(crate) dup_ack_counter: u32,
     pub(crate) comp_sack_deadline: Option<SimTime>,
     /// The segment being received is a GRO skb of this many segments of `rx_gso_size` bytes
@@ -280,11 +287,13 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    fn blank(cfg: TcpConfig, iss: u32) -> Self {
+    fn blank(cfg: Arc<TcpConfig>, iss: u32) -> Self {
+        let iss_u32 = iss;
+        let iss = SeqNum(iss);
         let cc = Cc::new(cfg.cc, &cfg.cc_params);
         // The CC's random stream (BBR's gain-cycle start) is seeded from the ISS, which the
         // scenario draws from the flow's own random stream: per-flow, and reproducible.
-        let rng_seed = DEFAULT_RNG_SEED ^ u64::from(iss).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let rng_seed = DEFAULT_RNG_SEED ^ u64::from(iss_u32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let sk = Sock {
             snd_cwnd: cfg.init_cwnd,
             mss_cache: cfg.advmss - 12,
@@ -293,6 +302,7 @@ impl Endpoint {
             // fq_classify stores SK_PACING_FQ at the socket's first packet, its SYN: before the
             // CC's init, which then leaves pacing to fq.
             pacing_fq: cfg.fq,
+            hz: cfg.hz,
             ..Sock::default()
         };
         let rcv_wscale = cfg.rcv_wscale();
@@ -314,19 +324,20 @@ impl Endpoint {
             rtx_hint: iss,
             snd_wnd: 0,
             snd_wscale: 0,
-            snd_wl1: 0,
+            snd_wl1: SeqNum(0),
             pred_wnd: None,
             mss_clamp: cfg.advmss,
             highest_sack: iss,
             high_seq: iss,
             prior_ssthresh: 0,
-            undo_marker: 0,
+            undo_marker: SeqNum(0),
             undo_retrans: -1,
             retrans_stamp: 0,
             prr_delivered: 0,
             prr_out: 0,
             reordering,
             ecn_queue_cwr: false,
+            ect_xmit: false,
             cwnd_usage_seq: iss,
             snd_cwnd_stamp: 0,
             lsndtime: 0,
@@ -358,8 +369,8 @@ impl Endpoint {
             rack_dsack_seen: false,
             rack_last_delivered: 0,
             rack_reo_wnd_persist: 0,
-            irs: 0,
-            rcv_wup: 0,
+            irs: SeqNum(0),
+            rcv_wup: SeqNum(0),
             rcv_wnd,
             rcv_wscale,
             ofo: Vec::new(),
@@ -383,7 +394,7 @@ impl Endpoint {
             rcv_tsecr: None,
             ecn_requested: false,
             compressed_ack: 0,
-            compressed_ack_rcv_nxt: 0,
+            compressed_ack_rcv_nxt: SeqNum(0),
             dup_ack_counter: 0,
             comp_sack_deadline: None,
             rx_gso_segs: 1,
@@ -397,15 +408,17 @@ impl Endpoint {
     }
 
     /// A passive endpoint waiting for a SYN (`listen()` + the child socket that `accept()` returns).
-    pub fn listen(cfg: TcpConfig, iss: u32) -> Self {
-        let mut ep = Endpoint::blank(cfg, iss);
+    /// `cfg` may be a `TcpConfig` or an `Arc<TcpConfig>` shared with other endpoints.
+    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, iss: u32) -> Self {
+        let mut ep = Endpoint::blank(cfg.into(), iss);
         ep.state = TcpState::Listen;
         ep
     }
 
     /// An active endpoint; call [`Endpoint::connect`] to send the SYN.
-    pub fn client(cfg: TcpConfig, iss: u32) -> Self {
-        Endpoint::blank(cfg, iss)
+    /// `cfg` may be a `TcpConfig` or an `Arc<TcpConfig>` shared with other endpoints.
+    pub fn client(cfg: impl Into<Arc<TcpConfig>>, iss: u32) -> Self {
+        Endpoint::blank(cfg.into(), iss)
     }
 
     pub fn state(&self) -> TcpState {
@@ -426,6 +439,10 @@ impl Endpoint {
         &self.stats
     }
     pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// The shared configuration, to build further endpoints from without copying it.
+    pub fn config_arc(&self) -> &Arc<TcpConfig> {
         &self.cfg
     }
     pub fn is_established(&self) -> bool {
@@ -460,13 +477,13 @@ impl Endpoint {
         let needs_ecn = self.cc.needs_ecn();
         self.ecn_requested = self.cfg.ecn == EcnMode::On || needs_ecn;
         if needs_ecn && self.cfg.syn_ect {
-            self.sk.ect_xmit = true;
+            self.ect_xmit = true;
         }
         let iss = self.iss;
         self.queue_control_skb(iss, TcpFlags::SYN);
-        self.write_seq = iss.wrapping_add(1);
-        self.sk.snd_nxt = iss;
-        self.sk.snd_una = iss;
+        self.write_seq = iss + 1;
+        self.set_snd_nxt(iss);
+        self.set_snd_una(iss);
         self.transmit_head_syn(out);
     }
 
@@ -490,7 +507,7 @@ impl Endpoint {
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         self.set_now(now);
         self.unsent = self.unsent.saturating_add(bytes);
-        self.write_seq = self.write_seq.wrapping_add(bytes.min(u32::MAX as u64) as u32);
+        self.write_seq += bytes.min(u32::MAX as u64) as u32;
         if self.is_established() {
             self.push_pending_frames(out);
         }
@@ -530,6 +547,33 @@ impl Endpoint {
         self.now.ns() / 1000
     }
 
+    /// `tp->snd_una`, `tp->snd_nxt` and `tp->rcv_nxt`, which live in the CC's view ([`Sock`],
+    /// bare `u32` as modules read them), as sequence numbers.
+    #[inline]
+    pub(crate) fn snd_una(&self) -> SeqNum {
+        SeqNum(self.sk.snd_una)
+    }
+    #[inline]
+    pub(crate) fn snd_nxt(&self) -> SeqNum {
+        SeqNum(self.sk.snd_nxt)
+    }
+    #[inline]
+    pub(crate) fn rcv_nxt(&self) -> SeqNum {
+        SeqNum(self.sk.rcv_nxt)
+    }
+    #[inline]
+    pub(crate) fn set_snd_una(&mut self, s: SeqNum) {
+        self.sk.snd_una = s.get();
+    }
+    #[inline]
+    pub(crate) fn set_snd_nxt(&mut self, s: SeqNum) {
+        self.sk.snd_nxt = s.get();
+    }
+    #[inline]
+    pub(crate) fn set_rcv_nxt(&mut self, s: SeqNum) {
+        self.sk.rcv_nxt = s.get();
+    }
+
     /// `tcp_packets_in_flight`: packets_out - (sacked_out + lost_out) + retrans_out.
     pub(crate) fn packets_in_flight(&self) -> u32 {
         self.sk.packets_in_flight()
@@ -545,8 +589,45 @@ impl Endpoint {
         self.sk.ca_state = new;
     }
 
+    /// `tcp_ca_event` for the sender's events (`TxStart`, `CwndRestart`, `CompleteCwr`, `Loss`),
+    /// on which no module makes requests; the receive-side ECN events go through
+    /// `ca_event_rx`, which carries them out.
     pub(crate) fn ca_event(&mut self, ev: CaEvent) {
         self.cc.cwnd_event(&mut self.sk, ev);
+        debug_assert!(self.sk.requests.is_empty(), "{:?} on {ev:?}", self.sk.requests);
+    }
+
+    /// Carry out what the CC module asked for in the callback that just returned
+    /// ([`ccsim_cc::CcRequests`]), in the order Linux's module code has the effects:
+    /// `INET_ECN_dontxmit` (`dctcp_init`), `tcp_ecn_queue_cwr` (FreeBSD `cc_cong_signal`), and
+    /// `dctcp_ece_ack_update`'s `__tcp_send_ack(sk, prior_rcv_nxt)` before its
+    /// `icsk_ack.pending |= ICSK_ACK_NOW`.
+    #[inline]
+    pub(crate) fn apply_cc_requests(&mut self, out: &mut Vec<Segment>) {
+        if self.sk.requests.is_empty() {
+            return;
+        }
+        let req = std::mem::take(&mut self.sk.requests);
+        if req.wants_ecn_dontxmit() {
+            self.ect_xmit = false;
+        }
+        if req.wants_cwr() {
+            self.ecn_queue_cwr();
+        }
+        let mut ack_now = req.wants_ack_now();
+        if let Some((seq, ece)) = req.send_ack_for() {
+            let seq = SeqNum(seq);
+            self.send_ack_for(seq, Some(ece), out);
+            // ccsim has the ACK for rcv_nxt itself (an out-of-order segment: nothing new since
+            // the last CE event) clear the ICSK_ACK_NOW request along with icsk_ack.pending,
+            // where Linux sets ICSK_ACK_NOW after __tcp_send_ack whatever it acknowledged.
+            if seq == self.rcv_nxt() {
+                ack_now = false;
+            }
+        }
+        if ack_now {
+            self.ack.pending |= ACK_NOW;
+        }
     }
 
     /// `tcp_in_cwnd_reduction`.
@@ -565,25 +646,26 @@ impl Endpoint {
     }
 
     /// `tcp_init_congestion_control`, run when the connection becomes established.
-    pub(crate) fn init_congestion_control(&mut self) {
+    pub(crate) fn init_congestion_control(&mut self, out: &mut Vec<Segment>) {
         self.cc.init(&mut self.sk);
+        self.apply_cc_requests(out);
         self.update_pacing_status();
     }
 
     /// Index of the skb starting at `seq` in the retransmit queue.
-    pub(crate) fn rtx_index(&self, seq: u32) -> Option<usize> {
+    pub(crate) fn rtx_index(&self, seq: SeqNum) -> Option<usize> {
         // Full-sized segments: the index follows from the sequence offset; else search.
         let front = self.rtx.front()?.seq;
-        let guess = (seq.wrapping_sub(front) / self.sk.mss_cache.max(1)) as usize;
+        let guess = ((seq - front) / self.sk.mss_cache.max(1)) as usize;
         if self.rtx.get(guess).is_some_and(|s| s.seq == seq) {
             return Some(guess);
         }
-        let i = self.rtx.partition_point(|s| crate::seq::before(s.seq, seq));
+        let i = self.rtx.partition_point(|s| s.seq.before(seq));
         (i < self.rtx.len() && self.rtx[i].seq == seq).then_some(i)
     }
 
-    pub(crate) fn queue_control_skb(&mut self, seq: u32, flags: u8) {
-        let end = seq.wrapping_add(1);
+    pub(crate) fn queue_control_skb(&mut self, seq: SeqNum, flags: u8) {
+        let end = seq + 1;
         self.rtx.push_back(TxSkb {
             seq,
             end_seq: end,

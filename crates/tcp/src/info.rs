@@ -75,7 +75,7 @@ impl Endpoint {
             snd_wscale: self.snd_wscale,
             rcv_wscale: self.rcv_wscale,
             wscale_ok: self.cfg.window_scaling && self.snd_wscale_seen,
-            wqueue: self.rtx.iter().map(|s| s.end_seq.wrapping_sub(s.seq) as u64).sum::<u64>()
+            wqueue: self.rtx.iter().map(|s| (s.end_seq - s.seq) as u64).sum::<u64>()
                 // An endless source starts at u64::MAX and counts down as it sends.
                 + if self.unsent >= u64::MAX / 2 { 0 } else { self.unsent }
                 + (self.fin_queued && !self.fin_sent) as u64,

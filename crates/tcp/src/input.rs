@@ -3,7 +3,7 @@
 
 use crate::endpoint::*;
 use crate::segment::{Segment, TcpFlags, TcpOptions};
-use crate::seq::{after, before};
+use crate::seq::SeqNum;
 use ccsim_cc::{AckEventFlags, AckSample, CaEvent, CaState, CongestionOps, RateSample};
 
 // tcp_input.c FLAG_* bits.
@@ -31,12 +31,12 @@ pub(crate) const FLAG_FORWARD_PROGRESS: u32 = FLAG_ACKED | FLAG_DATA_SACKED;
 #[derive(Default)]
 struct SackState {
     flag: u32,
-    reord: Option<u32>,
+    reord: Option<SeqNum>,
     first_sackt: u64,
     last_sackt: u64,
     sack_delivered: u32,
     rate: RateSample,
-    rate_last_end_seq: u32,
+    rate_last_end_seq: SeqNum,
 }
 
 const UNSET: u64 = u64::MAX;
@@ -63,17 +63,17 @@ impl Endpoint {
     /// `tcp_ack`; `flag` is what the caller passes in: `FLAG_SLOWPATH` from the slow path,
     /// nothing or `FLAG_DATA` from header prediction's fast path.
     pub(crate) fn tcp_ack(&mut self, seg: &Segment, flag: u32, out: &mut Vec<Segment>) -> bool {
-        let prior_snd_una = self.sk.snd_una;
+        let prior_snd_una = self.snd_una();
         let prior_fack = if self.sack_ok { self.highest_sack_seq() } else { prior_snd_una };
         let prior_packets = self.sk.packets_out;
         let prior_delivered = self.sk.delivered;
         let prior_lost = self.sk.lost;
-        let ack = seg.ack;
+        let ack = seg.ack_num();
         let mut st = SackState { rate: RateSample { prior_mstamp_us: 0, ..Default::default() }, ..Default::default() };
         let mut rexmit = false;
         let mut flag = flag;
 
-        if before(ack, prior_snd_una) {
+        if ack.before(prior_snd_una) {
             // An old ACK: it may still carry SACK information.
             if seg.opts.sack_len > 0 {
                 flag |= self.sacktag(&seg.opts, prior_snd_una, prior_fack, &mut st);
@@ -90,18 +90,18 @@ impl Endpoint {
             }
             return true;
         }
-        if after(ack, self.sk.snd_nxt) {
+        if ack.after(self.snd_nxt()) {
             return false; // RFC 793 3.9: acknowledges data never sent
         }
-        if after(ack, prior_snd_una) {
+        if ack.after(prior_snd_una) {
             flag |= FLAG_SND_UNA_ADVANCED;
             self.retransmits = 0;
         }
         st.rate.prior_in_flight = self.packets_in_flight();
-        if flag & FLAG_SLOWPATH == 0 && after(ack, prior_snd_una) {
+        if flag & FLAG_SLOWPATH == 0 && ack.after(prior_snd_una) {
             // Header prediction: the window is constant, a pure forward advance.
-            self.snd_wl1 = seg.seq; // tcp_update_wl
-            self.sk.snd_una = ack;
+            self.snd_wl1 = seg.seq_num(); // tcp_update_wl
+            self.set_snd_una(ack);
             flag |= FLAG_WIN_UPDATE;
             self.stats.hp_acks += 1;
         } else {
@@ -109,7 +109,7 @@ impl Endpoint {
                 flag |= FLAG_DATA;
             }
             flag |= self.ack_update_window(seg);
-            self.sk.snd_una = ack;
+            self.set_snd_una(ack);
             if seg.opts.sack_len > 0 {
                 flag |= self.sacktag(&seg.opts, prior_snd_una, prior_fack, &mut st);
             }
@@ -123,7 +123,7 @@ impl Endpoint {
         }
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
-            self.in_ack_event(flag);
+            self.in_ack_event(flag, out);
             if flag & FLAG_DSACKING_ACK != 0 {
                 self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
             }
@@ -134,7 +134,7 @@ impl Endpoint {
         }
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
         self.rack_update_reo_wnd(st.rate.prior_delivered);
-        self.in_ack_event(flag);
+        self.in_ack_event(flag, out);
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
         }
@@ -163,21 +163,19 @@ impl Endpoint {
 
     /// `tcp_in_ack_event`. A module that `handles_ece` may ask for CWR here (FreeBSD
     /// `cc_cong_signal(CC_ECN)` sets `TF_ECN_SND_CWR`); Linux modules never do.
-    fn in_ack_event(&mut self, flag: u32) {
+    fn in_ack_event(&mut self, flag: u32, out: &mut Vec<Segment>) {
         self.cc.in_ack_event(&mut self.sk, ack_event_flags(flag));
-        if std::mem::take(&mut self.sk.queue_cwr) {
-            self.ecn_queue_cwr();
-        }
+        self.apply_cc_requests(out);
     }
 
     /// `tcp_ack_update_window`.
     fn ack_update_window(&mut self, seg: &Segment) -> u32 {
         let nwin = (seg.win as u32) << self.snd_wscale;
-        let ack_seq = seg.seq;
+        let ack_seq = seg.seq_num();
         let mut flag = 0;
         // tcp_may_update_window
-        if after(seg.ack, self.sk.snd_una)
-            || after(ack_seq, self.snd_wl1)
+        if seg.ack_num().after(self.snd_una())
+            || ack_seq.after(self.snd_wl1)
             || (ack_seq == self.snd_wl1 && nwin > self.snd_wnd)
         {
             flag |= FLAG_WIN_UPDATE;
@@ -193,17 +191,19 @@ impl Endpoint {
     }
 
     /// `tcp_sacktag_write_queue`: apply the SACK blocks of an ACK to the retransmit queue.
-    fn sacktag(&mut self, opts: &TcpOptions, prior_snd_una: u32, prior_fack: u32, st: &mut SackState) -> u32 {
+    fn sacktag(&mut self, opts: &TcpOptions, prior_snd_una: SeqNum, prior_fack: SeqNum, st: &mut SackState) -> u32 {
         let blocks = opts.sack_blocks();
         let mut flag = 0;
         // tcp_check_dsack: the first block is a D-SACK if it lies below the cumulative ACK or
         // inside the second block.
         let mut dsack = false;
         if let Some(&(s0, e0)) = blocks.first() {
-            let candidate = if before(s0, self.sk.snd_una.max_seq(prior_snd_una)) {
+            let (s0, e0) = (SeqNum(s0), SeqNum(e0));
+            let candidate = if s0.before(self.snd_una().max_seq(prior_snd_una)) {
                 true
             } else if let Some(&(s1, e1)) = blocks.get(1) {
-                !after(e0, e1) && !before(s0, s1)
+                let (s1, e1) = (SeqNum(s1), SeqNum(e1));
+                !e0.after(e1) && !s0.before(s1)
             } else {
                 false
             };
@@ -214,40 +214,40 @@ impl Endpoint {
                     self.stats.dsacks_rcvd += 1;
                     // A D-SACK for data already acked and freed: count it against the
                     // retransmissions that undo waits for.
-                    if self.undo_marker != 0
+                    if self.undo_marker != SeqNum(0)
                         && self.undo_retrans > 0
-                        && !after(e0, prior_snd_una)
-                        && after(e0, self.undo_marker)
+                        && !e0.after(prior_snd_una)
+                        && e0.after(self.undo_marker)
                     {
                         self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
                     }
                 }
             }
         }
-        for (bi, &(start, end)) in blocks.iter().enumerate() {
+        for (bi, (start, end)) in opts.sack_seqs().enumerate() {
             let dup = dsack && bi == 0;
             // tcp_is_sackblock_valid
-            if after(end, self.sk.snd_nxt) || !before(start, end) {
+            if end.after(self.snd_nxt()) || !start.before(end) {
                 continue;
             }
-            if !dup && !after(end, self.sk.snd_una) {
+            if !dup && !end.after(self.snd_una()) {
                 continue;
             }
             // The queue is ordered by sequence: find the first skb that may be covered.
-            let first = self.rtx.partition_point(|s| !after(s.end_seq, start));
+            let first = self.rtx.partition_point(|s| !s.end_seq.after(start));
             for i in first..self.rtx.len() {
                 let s = self.rtx[i];
-                if !before(s.seq, end) {
+                if !s.seq.before(end) {
                     break;
                 }
-                if before(s.seq, start) || after(s.end_seq, end) {
+                if s.seq.before(start) || s.end_seq.after(end) {
                     continue; // partially covered: no partial SACK of one packet
                 }
                 let sacked = self.sacktag_one(i, dup, st);
                 self.rtx[i].sacked = sacked;
                 if sacked & SACKED_ACKED != 0 {
                     self.rate_skb_delivered(i, st);
-                    if after(s.end_seq, self.highest_sack) {
+                    if s.end_seq.after(self.highest_sack) {
                         self.highest_sack = s.end_seq;
                     }
                 }
@@ -257,7 +257,7 @@ impl Endpoint {
         if let Some(r) = st.reord {
             // Not in Loss, where retransmissions are not tracked precisely (unless undo is
             // still possible).
-            if before(r, prior_fack) && (self.sk.ca_state != CaState::Loss || self.undo_marker != 0) {
+            if r.before(prior_fack) && (self.sk.ca_state != CaState::Loss || self.undo_marker != SeqNum(0)) {
                 self.check_sack_reordering(r);
             }
         }
@@ -266,11 +266,11 @@ impl Endpoint {
 
     /// `tcp_dsack_seen`: the segments a D-SACK block reports received twice (0: a dubious
     /// D-SACK, ignored). Each was a spurious retransmission, and counts as delivered.
-    fn dsack_seen(&mut self, start: u32, end: u32, flag: &mut u32, st: &mut SackState) -> u32 {
-        if !before(start, end) {
+    fn dsack_seen(&mut self, start: SeqNum, end: SeqNum, flag: &mut u32, st: &mut SackState) -> u32 {
+        if !start.before(end) {
             return 0;
         }
-        let seq_len = end.wrapping_sub(start);
+        let seq_len = end - start;
         let mss = self.sk.mss_cache.max(1);
         let mut dup_segs = 1;
         if seq_len > mss {
@@ -299,9 +299,9 @@ impl Endpoint {
         let mut sacked = s.sacked;
         if dup
             && sacked & (SACKED_RETRANS | EVER_RETRANS) != 0
-            && self.undo_marker != 0
+            && self.undo_marker != SeqNum(0)
             && self.undo_retrans > 0
-            && after(s.end_seq, self.undo_marker)
+            && s.end_seq.after(self.undo_marker)
         {
             self.undo_retrans -= 1;
         }
@@ -309,11 +309,11 @@ impl Endpoint {
         if dup
             && sacked & (SACKED_RETRANS | EVER_RETRANS) != 0
             && sacked & SACKED_ACKED != 0
-            && st.reord.is_none_or(|r| before(s.seq, r))
+            && st.reord.is_none_or(|r| s.seq.before(r))
         {
             st.reord = Some(s.seq);
         }
-        if !after(s.end_seq, self.sk.snd_una) {
+        if !s.end_seq.after(self.snd_una()) {
             return sacked;
         }
         if sacked & SACKED_ACKED == 0 {
@@ -327,10 +327,10 @@ impl Endpoint {
             } else {
                 if sacked & EVER_RETRANS == 0 {
                     // A never-retransmitted packet SACKed inside a hole: reordering.
-                    if before(s.seq, self.highest_sack) && st.reord.is_none_or(|r| before(s.seq, r)) {
+                    if s.seq.before(self.highest_sack) && st.reord.is_none_or(|r| s.seq.before(r)) {
                         st.reord = Some(s.seq);
                     }
-                    if !after(s.end_seq, self.high_seq) {
+                    if !s.end_seq.after(self.high_seq) {
                         st_set(st, FLAG_ORIG_SACK_ACKED);
                     }
                     if st.first_sackt == 0 {
@@ -356,13 +356,13 @@ impl Endpoint {
     }
 
     /// `tcp_check_sack_reordering`: data below the highest SACKed sequence arrived late.
-    fn check_sack_reordering(&mut self, low_seq: u32) {
+    fn check_sack_reordering(&mut self, low_seq: SeqNum) {
         let fack = self.highest_sack_seq();
-        if !before(low_seq, fack) {
+        if !low_seq.before(fack) {
             return;
         }
         let mss = self.sk.mss_cache.max(1);
-        let metric = fack.wrapping_sub(low_seq);
+        let metric = fack - low_seq;
         if metric > self.reordering * mss {
             self.reordering = metric.div_ceil(mss).min(300);
         }
@@ -371,16 +371,16 @@ impl Endpoint {
     }
 
     /// `tcp_highest_sack_seq`: the end of the highest SACKed segment (snd_una without SACKs).
-    fn highest_sack_seq(&self) -> u32 {
+    fn highest_sack_seq(&self) -> SeqNum {
         if self.sk.sacked_out == 0 {
-            self.sk.snd_una
+            self.snd_una()
         } else {
             self.highest_sack
         }
     }
 
     /// `tcp_clean_rtx_queue`: drop what the cumulative ACK covers; RTT sample; `pkts_acked`.
-    fn clean_rtx_queue(&mut self, prior_fack: u32, ece: bool, st: &mut SackState) -> u32 {
+    fn clean_rtx_queue(&mut self, prior_fack: SeqNum, ece: bool, st: &mut SackState) -> u32 {
         let now = self.now.ns();
         let mut flag = 0u32;
         let mut first_ackt = UNSET;
@@ -388,9 +388,9 @@ impl Endpoint {
         let mut pkts_acked = 0u32;
         let mut acked_bytes = 0u32;
         let prior_sacked = self.sk.sacked_out;
-        let mut reord: Option<u32> = None;
+        let mut reord: Option<SeqNum> = None;
         while let Some(&s) = self.rtx.front() {
-            if after(s.end_seq, self.sk.snd_una) {
+            if s.end_seq.after(self.snd_una()) {
                 break;
             }
             let sacked = s.sacked;
@@ -407,7 +407,7 @@ impl Endpoint {
                 if reord.is_none() {
                     reord = Some(s.seq);
                 }
-                if !after(s.end_seq, self.high_seq) {
+                if !s.end_seq.after(self.high_seq) {
                     flag |= FLAG_ORIG_SACK_ACKED;
                 }
             }
@@ -422,7 +422,7 @@ impl Endpoint {
             }
             self.sk.packets_out -= 1;
             pkts_acked += 1;
-            acked_bytes = acked_bytes.wrapping_add(s.end_seq.wrapping_sub(s.seq));
+            acked_bytes = acked_bytes.wrapping_add(s.end_seq - s.seq);
             self.rate_skb_delivered(0, st);
             if s.tcp_flags & TcpFlags::FIN != 0 {
                 // Our FIN is acknowledged (tcp_rcv_state_process).
@@ -435,7 +435,7 @@ impl Endpoint {
             }
             if s.tcp_flags & TcpFlags::SYN == 0 {
                 flag |= FLAG_DATA_ACKED;
-                let bytes = s.end_seq.wrapping_sub(s.seq) - (s.tcp_flags & TcpFlags::FIN != 0) as u32;
+                let bytes = s.end_seq - s.seq - (s.tcp_flags & TcpFlags::FIN != 0) as u32;
                 self.stats.bytes_acked += bytes as u64;
             } else {
                 flag |= FLAG_SYN_ACKED;
@@ -448,12 +448,12 @@ impl Endpoint {
         // no ECE) would keep one for every packet it sent: past twice the packets in flight, the
         // acknowledged ones leave from the front (in send order, the oldest first).
         if self.tsorted.len() > 2 * self.rtx.len() + 32 {
-            while self.tsorted.front().is_some_and(|&(seq, _)| crate::seq::before(seq, self.sk.snd_una)) {
+            while self.tsorted.front().is_some_and(|&(seq, _)| seq.before(self.snd_una())) {
                 self.tsorted.pop_front();
             }
         }
-        if !after(self.highest_sack, self.sk.snd_una) {
-            self.highest_sack = self.sk.snd_una;
+        if !self.highest_sack.after(self.snd_una()) {
+            self.highest_sack = self.snd_una();
         }
         // RTT samples: cumulative (Karn: never-retransmitted only), else from SACKed packets.
         let us = |t: u64| if t == UNSET { -1 } else { (now.saturating_sub(t) / 1000) as i64 };
@@ -491,7 +491,7 @@ impl Endpoint {
                 self.remove_reno_sacks(pkts_acked, ece);
             } else if let Some(r) = reord {
                 // A hole filled by an original (never retransmitted) transmission: reordering.
-                if before(r, prior_fack) {
+                if r.before(prior_fack) {
                     self.check_sack_reordering(r);
                 }
             }
@@ -512,7 +512,7 @@ impl Endpoint {
         let rs = &mut st.rate;
         if rs.prior_delivered == 0 && rs.prior_mstamp_us == 0
             || s.tx_ns > self.first_tx_ns
-            || (s.tx_ns == self.first_tx_ns && after(s.end_seq, st.rate_last_end_seq))
+            || (s.tx_ns == self.first_tx_ns && s.end_seq.after(st.rate_last_end_seq))
         {
             rs.prior_delivered = s.delivered;
             rs.prior_mstamp_us = s.delivered_ns / 1000 + 1; // +1: 0 means "no sample"
@@ -529,7 +529,7 @@ impl Endpoint {
 
     /// `tcp_rate_gen`: turn the ACK's deliveries into a delivery-rate sample.
     fn rate_gen(&mut self, delivered: u32, lost: u32, rs: &mut RateSample) {
-        if self.sk.app_limited != 0 && after(self.sk.delivered, self.sk.app_limited) {
+        if self.sk.app_limited != 0 && ccsim_cc::after(self.sk.delivered, self.sk.app_limited) {
             self.sk.app_limited = 0;
         }
         if delivered > 0 {
@@ -553,7 +553,7 @@ impl Endpoint {
     }
 
     /// `tcp_cong_control`.
-    fn cong_control(&mut self, ack: u32, acked_sacked: u32, flag: u32, rs: &RateSample) {
+    fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, flag: u32, rs: &RateSample) {
         if self.cc.has_cong_control() {
             self.cc.cong_control(&mut self.sk, rs);
             return;
@@ -561,7 +561,7 @@ impl Endpoint {
         if self.in_cwnd_reduction() {
             self.cwnd_reduction(acked_sacked, rs.losses, flag);
         } else if self.may_raise_cwnd(flag) {
-            self.cc.cong_avoid(&mut self.sk, ack, acked_sacked);
+            self.cc.cong_avoid(&mut self.sk, ack.get(), acked_sacked);
             self.snd_cwnd_stamp = self.now.ns();
         }
         self.update_pacing_rate();
@@ -600,7 +600,7 @@ impl Endpoint {
 
     /// `tcp_init_cwnd_reduction`.
     pub(crate) fn init_cwnd_reduction(&mut self) {
-        self.high_seq = self.sk.snd_nxt;
+        self.high_seq = self.snd_nxt();
         self.tlp_high_seq = None;
         self.sk.snd_cwnd_cnt = 0;
         self.sk.prior_cwnd = self.sk.snd_cwnd;
@@ -615,7 +615,9 @@ impl Endpoint {
         if self.cc.has_cong_control() {
             return;
         }
-        if self.sk.snd_ssthresh < ccsim_cc_infinite() && (self.sk.ca_state == CaState::Cwr || self.undo_marker != 0) {
+        if self.sk.snd_ssthresh < ccsim_cc_infinite()
+            && (self.sk.ca_state == CaState::Cwr || self.undo_marker != SeqNum(0))
+        {
             self.sk.snd_cwnd = self.sk.snd_ssthresh;
             self.snd_cwnd_stamp = self.now.ns();
         }
@@ -626,7 +628,7 @@ impl Endpoint {
     pub(crate) fn enter_cwr(&mut self) {
         self.prior_ssthresh = 0;
         if self.sk.ca_state < CaState::Cwr {
-            self.undo_marker = 0;
+            self.undo_marker = SeqNum(0);
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
             self.stats.cwr_events += 1;
@@ -635,9 +637,9 @@ impl Endpoint {
 
     /// `tcp_init_undo`.
     pub(crate) fn init_undo(&mut self) {
-        self.undo_marker = self.sk.snd_una;
-        if self.undo_marker == 0 {
-            self.undo_marker = 1; // 0 means "no undo possible"
+        self.undo_marker = self.snd_una();
+        if self.undo_marker == SeqNum(0) {
+            self.undo_marker = SeqNum(1); // 0 means "no undo possible"
         }
         self.undo_retrans = if self.sk.retrans_out > 0 { self.sk.retrans_out as i32 } else { -1 };
     }
@@ -664,12 +666,12 @@ impl Endpoint {
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than our first retransmission, so
     /// the original transmission arrived.
     fn packet_delayed(&self) -> bool {
-        self.retrans_stamp != 0 && self.rcv_tsecr.is_some_and(|e| e != 0 && before(e, self.retrans_stamp))
+        self.retrans_stamp != 0 && self.rcv_tsecr.is_some_and(|e| e != 0 && ccsim_cc::before(e, self.retrans_stamp))
     }
 
     /// `tcp_may_undo`.
     fn may_undo(&self) -> bool {
-        self.undo_marker != 0 && (self.undo_retrans == 0 || self.packet_delayed())
+        self.undo_marker != SeqNum(0) && (self.undo_retrans == 0 || self.packet_delayed())
     }
 
     /// `tcp_undo_cwnd_reduction`.
@@ -688,7 +690,7 @@ impl Endpoint {
             }
         }
         self.snd_cwnd_stamp = self.now.ns();
-        self.undo_marker = 0;
+        self.undo_marker = SeqNum(0);
         self.rack_advanced = true;
         self.stats.undo_count += 1;
     }
@@ -700,7 +702,7 @@ impl Endpoint {
         } else if self.rack_reo_wnd_persist > 0 {
             self.rack_reo_wnd_persist -= 1;
         }
-        if self.sk.snd_una == self.high_seq && self.is_reno() {
+        if self.snd_una() == self.high_seq && self.is_reno() {
             // Hold the state until something above high_seq is acked (RFC 2582).
             if !self.any_retrans_done() {
                 self.retrans_stamp = 0;
@@ -713,7 +715,7 @@ impl Endpoint {
 
     /// `tcp_try_undo_dsack`.
     fn try_undo_dsack(&mut self) -> bool {
-        if self.undo_marker != 0 && self.undo_retrans == 0 {
+        if self.undo_marker != SeqNum(0) && self.undo_retrans == 0 {
             self.rack_reo_wnd_persist = (self.rack_reo_wnd_persist + 1).min(crate::rack::RACK_RECOVERY_THRESH);
             self.undo_cwnd_reduction(false);
             return true;
@@ -735,8 +737,8 @@ impl Endpoint {
     }
 
     /// `tcp_try_undo_partial`.
-    fn try_undo_partial(&mut self, prior_snd_una: u32, do_lost: &mut bool) -> bool {
-        if self.undo_marker != 0 && self.packet_delayed() {
+    fn try_undo_partial(&mut self, prior_snd_una: SeqNum, do_lost: &mut bool) -> bool {
+        if self.undo_marker != SeqNum(0) && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una);
             if self.sk.retrans_out > 0 {
                 return true;
@@ -755,7 +757,7 @@ impl Endpoint {
 
     /// `tcp_force_fast_retransmit`: more than `reordering` segments SACKed above snd_una.
     fn force_fast_retransmit(&self) -> bool {
-        after(self.highest_sack_seq(), self.sk.snd_una.wrapping_add(self.reordering * self.sk.mss_cache))
+        self.highest_sack_seq().after(self.snd_una() + (self.reordering * self.sk.mss_cache))
     }
 
     /// `tcp_update_scoreboard` (without RACK): a segment is lost once `reordering` segments
@@ -776,11 +778,11 @@ impl Endpoint {
     /// `packets` SACKed ones have been passed (only the head with `mark_head`). Walks from the
     /// head each time where Linux resumes at `lost_skb_hint`; the marks are the same.
     fn mark_head_lost(&mut self, packets: u32, mark_head: bool) {
-        let loss_high = self.sk.snd_nxt;
+        let loss_high = self.snd_nxt();
         let mut cnt = 0u32;
         for i in 0..self.rtx.len() {
             let s = &self.rtx[i];
-            if after(s.end_seq, loss_high) {
+            if s.end_seq.after(loss_high) {
                 break;
             }
             if s.sacked & SACKED_ACKED != 0 {
@@ -803,7 +805,7 @@ impl Endpoint {
         let state = if self.left_out() > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.sk.ca_state != state {
             self.set_ca_state(state);
-            self.high_seq = self.sk.snd_nxt;
+            self.high_seq = self.snd_nxt();
         }
     }
 
@@ -893,7 +895,7 @@ impl Endpoint {
 
     /// `tcp_process_loss` (without F-RTO).
     fn process_loss(&mut self, flag: u32, num_dupack: u32, rexmit: &mut bool) {
-        let recovered = !before(self.sk.snd_una, self.high_seq);
+        let recovered = !self.snd_una().before(self.high_seq);
         if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss() {
             return;
         }
@@ -902,7 +904,7 @@ impl Endpoint {
             return;
         }
         if self.is_reno() {
-            if after(self.sk.snd_nxt, self.high_seq) && num_dupack > 0 {
+            if self.snd_nxt().after(self.high_seq) && num_dupack > 0 {
                 self.add_reno_sack(num_dupack, flag & FLAG_ECE != 0);
             } else if flag & FLAG_SND_UNA_ADVANCED != 0 {
                 self.sk.sacked_out = 0;
@@ -912,7 +914,7 @@ impl Endpoint {
     }
 
     /// `tcp_fastretrans_alert`: the loss-recovery state machine.
-    fn fastretrans_alert(&mut self, prior_snd_una: u32, num_dupack: u32, flag: &mut u32, rexmit: &mut bool) {
+    fn fastretrans_alert(&mut self, prior_snd_una: SeqNum, num_dupack: u32, flag: &mut u32, rexmit: &mut bool) {
         let ece_ack = *flag & FLAG_ECE != 0;
         // Without RACK: whether this ACK may mark more of the head lost (tcp_update_scoreboard).
         let mut do_lost =
@@ -928,12 +930,12 @@ impl Endpoint {
         // D. State exit conditions.
         if self.sk.ca_state == CaState::Open {
             self.retrans_stamp = 0;
-        } else if !before(self.sk.snd_una, self.high_seq) {
+        } else if !self.snd_una().before(self.high_seq) {
             match self.sk.ca_state {
                 CaState::Cwr
                     // Hold CWR until something above high_seq is acked, so the CWR bit reached
                     // the receiver.
-                    if self.sk.snd_una != self.high_seq => {
+                    if self.snd_una() != self.high_seq => {
                         self.end_cwnd_reduction();
                         self.set_ca_state(CaState::Open);
                     }
@@ -1028,18 +1030,5 @@ fn ack_event_flags(flag: u32) -> AckEventFlags {
         slowpath: flag & FLAG_SLOWPATH != 0,
         win_update: flag & FLAG_WIN_UPDATE != 0,
         ece: flag & FLAG_ECE != 0,
-    }
-}
-
-trait SeqMax {
-    fn max_seq(self, o: u32) -> u32;
-}
-impl SeqMax for u32 {
-    fn max_seq(self, o: u32) -> u32 {
-        if after(self, o) {
-            self
-        } else {
-            o
-        }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::endpoint::*;
 use crate::segment::{Ecn, Segment, TcpFlags, TcpOptions, BLANK_SEGMENT};
-use crate::seq::{after, before};
+use crate::seq::SeqNum;
 use ccsim_cc::{CaEvent, CongestionOps};
 use ccsim_engine::SimTime;
 
@@ -57,8 +57,8 @@ impl Endpoint {
             let mss = self.sk.mss_cache;
             let len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
-            let wnd_end = self.sk.snd_una.wrapping_add(self.snd_wnd);
-            if len > 0 && after(self.sk.snd_nxt.wrapping_add(len), wnd_end) {
+            let wnd_end = self.snd_una() + self.snd_wnd;
+            if len > 0 && (self.snd_nxt() + len).after(wnd_end) {
                 break;
             }
             // tcp_nagle_test with the Minshall check: hold a small segment while a previous small
@@ -67,7 +67,7 @@ impl Endpoint {
                 && len < mss
                 && !self.cfg.nodelay
                 && self.sk.packets_out > 0
-                && after(self.snd_sml, self.sk.snd_una)
+                && self.snd_sml.after(self.snd_una())
             {
                 break;
             }
@@ -78,7 +78,7 @@ impl Endpoint {
                     break;
                 }
             }
-            let seq = self.sk.snd_nxt;
+            let seq = self.snd_nxt();
             let mut flags = 0u8;
             if len > 0 {
                 self.unsent -= len as u64;
@@ -91,7 +91,7 @@ impl Endpoint {
                 self.fin_sent = true;
                 self.state = if self.state == TcpState::CloseWait { TcpState::LastAck } else { TcpState::FinWait1 };
             }
-            let end_seq = seq.wrapping_add(len).wrapping_add((flags & TcpFlags::FIN != 0) as u32);
+            let end_seq = seq + len + (flags & TcpFlags::FIN != 0) as u32;
             let prior_packets = self.sk.packets_out;
             self.rate_skb_sent_prepare();
             let now = self.now.ns();
@@ -115,7 +115,7 @@ impl Endpoint {
                 }
             }
             // tcp_event_new_data_sent
-            self.sk.snd_nxt = end_seq;
+            self.set_snd_nxt(end_seq);
             self.sk.packets_out += 1;
             if prior_packets == 0 || matches!(self.xmit_timer, Some((_, XmitTimer::LossProbe))) {
                 self.rearm_rto();
@@ -169,13 +169,13 @@ impl Endpoint {
 
     /// `tcp_cwnd_validate`: remember whether this window used all of cwnd.
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        if !before(self.sk.snd_una, self.cwnd_usage_seq)
+        if !self.snd_una().before(self.cwnd_usage_seq)
             || is_cwnd_limited
             || (!self.sk.is_cwnd_limited && self.sk.packets_out > self.sk.max_packets_out)
         {
             self.sk.is_cwnd_limited = is_cwnd_limited;
             self.sk.max_packets_out = self.sk.packets_out;
-            self.cwnd_usage_seq = self.sk.snd_nxt;
+            self.cwnd_usage_seq = self.snd_nxt();
         }
         if self.sk.is_cwnd_limited() {
             self.snd_cwnd_stamp = self.now.ns();
@@ -190,7 +190,7 @@ impl Endpoint {
         let mut rearm = false;
         // Resume at the hint: nothing below it waits for a retransmission.
         let hint = self.rtx_hint;
-        let mut i = self.rtx.partition_point(|s| before(s.seq, hint));
+        let mut i = self.rtx.partition_point(|s| s.seq.before(hint));
         while i < self.rtx.len() {
             if self.pacing_blocked() {
                 break;
@@ -224,7 +224,7 @@ impl Endpoint {
                 break;
             }
         }
-        self.rtx_hint = self.rtx.get(i).map_or(self.sk.snd_nxt, |s| s.seq);
+        self.rtx_hint = self.rtx.get(i).map_or(self.snd_nxt(), |s| s.seq);
         if rearm {
             self.reset_rto_timer();
         }
@@ -245,7 +245,7 @@ impl Endpoint {
     pub(crate) fn retransmit_skb_once(&mut self, idx: usize, out: &mut Vec<Segment>) {
         let now = self.now.ns();
         let skb = self.rtx[idx];
-        let len = skb.end_seq.wrapping_sub(skb.seq) - ((skb.tcp_flags & (TcpFlags::SYN | TcpFlags::FIN)) != 0) as u32;
+        let len = skb.end_seq - skb.seq - ((skb.tcp_flags & (TcpFlags::SYN | TcpFlags::FIN)) != 0) as u32;
         if skb.tcp_flags & TcpFlags::SYN != 0 {
             self.transmit_syn(skb.seq, out);
         } else {
@@ -284,19 +284,19 @@ impl Endpoint {
     fn ecn_for(&mut self, new_data: bool, flags: &mut u8) -> Ecn {
         if self.sk.ecn_ok {
             if new_data {
-                self.sk.ect_xmit = true; // INET_ECN_xmit
+                self.ect_xmit = true; // INET_ECN_xmit
                 if self.ecn_queue_cwr {
                     self.ecn_queue_cwr = false;
                     *flags |= TcpFlags::CWR;
                 }
             } else if !self.cc.needs_ecn() {
-                self.sk.ect_xmit = false; // INET_ECN_dontxmit: ACKs and retransmissions
+                self.ect_xmit = false; // INET_ECN_dontxmit: ACKs and retransmissions
             }
             if self.sk.ecn_demand_cwr {
                 *flags |= TcpFlags::ECE;
             }
         }
-        if self.sk.ect_xmit {
+        if self.ect_xmit {
             Ecn::Ect0
         } else {
             Ecn::NotEct
@@ -305,7 +305,7 @@ impl Endpoint {
 
     /// `tcp_select_window` (no autotuning: the window is the receive buffer).
     fn select_window(&mut self) -> u16 {
-        self.rcv_wup = self.sk.rcv_nxt;
+        self.rcv_wup = self.rcv_nxt();
         (self.rcv_wnd >> self.rcv_wscale).min(65535) as u16
     }
 
@@ -316,14 +316,14 @@ impl Endpoint {
         let max = if self.ts_ok { 3 } else { 4 };
         let mut n = 0usize;
         if let Some(d) = self.dsack.take() {
-            opts.sack[0] = d;
+            opts.sack[0] = (d.0.get(), d.1.get());
             n = 1;
         }
         for &b in &self.sack_recent {
             if n == max {
                 break;
             }
-            opts.sack[n] = b;
+            opts.sack[n] = (b.0.get(), b.1.get());
             n += 1;
         }
         opts.sack_len = n as u8;
@@ -339,8 +339,8 @@ impl Endpoint {
     fn push_segment<'o>(
         &mut self,
         out: &'o mut Vec<Segment>,
-        seq: u32,
-        ack: u32,
+        seq: SeqNum,
+        ack: SeqNum,
         len: u32,
         flags: u8,
         win: u16,
@@ -349,8 +349,8 @@ impl Endpoint {
     ) -> &'o Segment {
         out.push(BLANK_SEGMENT);
         let seg = out.last_mut().expect("just pushed");
-        seg.seq = seq;
-        seg.ack = ack;
+        seg.seq = seq.get();
+        seg.ack = ack.get();
         seg.len = len;
         seg.flags = TcpFlags(flags);
         seg.win = win;
@@ -364,13 +364,13 @@ impl Endpoint {
     }
 
     /// `__tcp_transmit_skb` for a data or FIN segment (never a SYN).
-    pub(crate) fn transmit(&mut self, seq: u32, len: u32, skb_flags: u8, retrans: bool, out: &mut Vec<Segment>) {
+    pub(crate) fn transmit(&mut self, seq: SeqNum, len: u32, skb_flags: u8, retrans: bool, out: &mut Vec<Segment>) {
         let mut flags = (skb_flags & (TcpFlags::FIN | TcpFlags::PSH)) | TcpFlags::ACK;
-        let new_data = len > 0 && !retrans && !before(seq, self.sk.snd_nxt);
+        let new_data = len > 0 && !retrans && !seq.before(self.snd_nxt());
         let ecn = self.ecn_for(new_data, &mut flags);
         let win = self.select_window();
         let tstamp_ns = self.departure_stamp();
-        let seg = self.push_segment(out, seq, self.sk.rcv_nxt, len, flags, win, ecn, tstamp_ns);
+        let seg = self.push_segment(out, seq, self.rcv_nxt(), len, flags, win, ecn, tstamp_ns);
         if len > 0 {
             self.tsq_bytes += (len + seg.header_len()) as u64;
         }
@@ -380,7 +380,7 @@ impl Endpoint {
             self.stats.bytes_sent += len as u64;
             self.event_data_sent();
         }
-        self.event_ack_sent(self.sk.rcv_nxt);
+        self.event_ack_sent(self.rcv_nxt());
     }
 
     /// `tcp_event_data_sent`.
@@ -422,13 +422,13 @@ impl Endpoint {
     }
 
     /// `tcp_event_ack_sent`: an ACK for `rcv_nxt` went out.
-    fn event_ack_sent(&mut self, rcv_nxt: u32) {
+    fn event_ack_sent(&mut self, rcv_nxt: SeqNum) {
         // Any ACK sent ends SACK compression.
         self.compressed_ack = 0;
         self.comp_sack_deadline = None;
         // The special DCTCP ACK for an older sequence does not cancel the delayed ACK
         // (27cde44a25 "do not cancel delay-AcK on DCTCP special ACK").
-        if rcv_nxt != self.sk.rcv_nxt {
+        if rcv_nxt != self.rcv_nxt() {
             return;
         }
         // tcp_dec_quickack_mode
@@ -444,11 +444,10 @@ impl Endpoint {
         // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
         self.ack.pending = 0;
         self.sk.ack_timer_pending = false;
-        self.sk.ack_now = false;
     }
 
     /// `__tcp_send_ack(sk, rcv_nxt)`: a pure ACK.
-    pub(crate) fn send_ack_for(&mut self, rcv_nxt: u32, ece_override: Option<bool>, out: &mut Vec<Segment>) {
+    pub(crate) fn send_ack_for(&mut self, rcv_nxt: SeqNum, ece_override: Option<bool>, out: &mut Vec<Segment>) {
         // __tcp_transmit_skb: every skb, a pure ACK too, moves the earliest departure time up to now.
         let tstamp_ns = self.departure_stamp();
         let mut flags = TcpFlags::ACK;
@@ -458,7 +457,7 @@ impl Endpoint {
         }
         let win = self.select_window();
         // tcp_acceptable_seq
-        let seq = self.sk.snd_nxt;
+        let seq = self.snd_nxt();
         self.push_segment(out, seq, rcv_nxt, 0, flags, win, ecn, tstamp_ns);
         self.stats.segs_out += 1;
         self.event_ack_sent(rcv_nxt);
@@ -468,21 +467,21 @@ impl Endpoint {
     /// answer with an ACK carrying its current window.
     pub(crate) fn send_probe_skb(&mut self, out: &mut Vec<Segment>) {
         let before_len = out.len();
-        let r = self.sk.rcv_nxt;
+        let r = self.rcv_nxt();
         self.send_ack_for(r, None, out);
         if let Some(seg) = out.get_mut(before_len) {
-            seg.seq = self.sk.snd_una.wrapping_sub(1);
+            seg.seq = (self.snd_una() - 1).get();
         }
     }
 
     /// `tcp_send_ack`.
     pub(crate) fn send_ack(&mut self, out: &mut Vec<Segment>) {
-        let r = self.sk.rcv_nxt;
+        let r = self.rcv_nxt();
         self.send_ack_for(r, None, out);
     }
 
     /// SYN or SYN-ACK (`tcp_transmit_skb` for a SYN, with `tcp_syn_options`/`tcp_synack_options`).
-    pub(crate) fn transmit_syn(&mut self, seq: u32, out: &mut Vec<Segment>) {
+    pub(crate) fn transmit_syn(&mut self, seq: SeqNum, out: &mut Vec<Segment>) {
         let mut flags = TcpFlags::SYN;
         let mut opts = TcpOptions { mss: Some(self.cfg.advmss.min(65535) as u16), ..TcpOptions::default() };
         let synack = self.state == TcpState::SynRecv;
@@ -515,11 +514,21 @@ impl Endpoint {
                 flags |= TcpFlags::ECE | TcpFlags::CWR;
             }
         }
-        let ecn = if self.sk.ect_xmit { Ecn::Ect0 } else { Ecn::NotEct };
+        let ecn = if self.ect_xmit { Ecn::Ect0 } else { Ecn::NotEct };
         let win = self.rcv_wnd.min(65535) as u16;
-        let ack = if synack { self.sk.rcv_nxt } else { 0 };
+        let ack = if synack { self.rcv_nxt() } else { SeqNum(0) };
         let tstamp_ns = self.departure_stamp();
-        out.push(Segment { seq, ack, len: 0, flags: TcpFlags(flags), win, ecn, opts, tstamp_ns, skb_more: false });
+        out.push(Segment {
+            seq: seq.get(),
+            ack: ack.get(),
+            len: 0,
+            flags: TcpFlags(flags),
+            win,
+            ecn,
+            opts,
+            tstamp_ns,
+            skb_more: false,
+        });
         self.stats.segs_out += 1;
     }
 
@@ -531,7 +540,7 @@ impl Endpoint {
             s.tx_ns = now;
             s.first_tx_ns = now;
         }
-        self.sk.snd_nxt = self.iss.wrapping_add(1);
+        self.set_snd_nxt(self.iss + 1);
         self.sk.packets_out = 1;
         self.rearm_rto();
     }
@@ -636,11 +645,11 @@ impl Endpoint {
     /// [`Endpoint::on_local_drop`]).
     fn undo_transmission(&mut self, seg: &Segment, attempted: bool) {
         let now_ns = self.now.ns();
-        let idx = self.rtx.partition_point(|s| before(s.seq, seg.seq));
+        let idx = self.rtx.partition_point(|s| s.seq.before(seg.seq_num()));
         let mut retrans = false;
-        if let Some(&skb) = self.rtx.get(idx).filter(|s| s.seq == seg.seq && s.tx_ns == now_ns) {
+        if let Some(&skb) = self.rtx.get(idx).filter(|s| s.seq == seg.seq_num() && s.tx_ns == now_ns) {
             let new_at_tail = idx + 1 == self.rtx.len()
-                && skb.end_seq == self.sk.snd_nxt
+                && skb.end_seq == self.snd_nxt()
                 && skb.sacked == 0
                 && skb.tcp_flags & TcpFlags::FIN == 0;
             retrans = skb.sacked & (SACKED_RETRANS | LOST) == SACKED_RETRANS | LOST;
@@ -649,14 +658,14 @@ impl Endpoint {
                 if let Some(k) = self.tsorted.iter().rposition(|&e| e == (skb.seq, now_ns)) {
                     self.tsorted.remove(k);
                 }
-                self.sk.snd_nxt = skb.seq;
+                self.set_snd_nxt(skb.seq);
                 self.unsent += seg.len as u64;
                 self.sk.packets_out -= 1;
             } else if retrans {
                 self.rtx[idx].sacked &= !SACKED_RETRANS;
                 self.sk.retrans_out -= 1;
-                if before(seg.seq, self.rtx_hint) {
-                    self.rtx_hint = seg.seq;
+                if seg.seq_num().before(self.rtx_hint) {
+                    self.rtx_hint = seg.seq_num();
                 }
             }
             if new_at_tail || retrans {
@@ -721,7 +730,7 @@ impl Endpoint {
                     let skb = &mut self.rtx[i];
                     skb.sacked |= EVER_RETRANS;
                     self.stats.total_retrans += 1;
-                    self.stats.bytes_retrans += skb.end_seq.wrapping_sub(skb.seq) as u64;
+                    self.stats.bytes_retrans += (skb.end_seq - skb.seq) as u64;
                 }
                 self.enter_cwr_on_xmit_error();
                 true

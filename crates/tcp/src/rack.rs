@@ -3,7 +3,7 @@
 
 use crate::endpoint::*;
 use crate::segment::Segment;
-use crate::seq::{after, before};
+use crate::seq::SeqNum;
 use ccsim_cc::CaState;
 
 /// `TCP_TIMEOUT_MIN`: 2 jiffies, added to the reordering timeout.
@@ -13,12 +13,12 @@ pub(crate) const RACK_RECOVERY_THRESH: u8 = 16;
 
 impl Endpoint {
     /// `tcp_rack_sent_after`.
-    fn rack_sent_after(t1: u64, t2: u64, seq1: u32, seq2: u32) -> bool {
-        t1 > t2 || (t1 == t2 && after(seq1, seq2))
+    fn rack_sent_after(t1: u64, t2: u64, seq1: SeqNum, seq2: SeqNum) -> bool {
+        t1 > t2 || (t1 == t2 && seq1.after(seq2))
     }
 
     /// `tcp_rack_advance`: a delivered packet moves the RACK clock forward.
-    pub(crate) fn rack_advance(&mut self, sacked: u8, end_seq: u32, xmit_ns: u64) {
+    pub(crate) fn rack_advance(&mut self, sacked: u8, end_seq: SeqNum, xmit_ns: u64) {
         let rtt_us = (self.now.ns().saturating_sub(xmit_ns) / 1000) as u32;
         // A retransmitted packet whose RTT is below min_rtt was probably delivered by an earlier
         // transmission: the sample is ambiguous.
@@ -56,7 +56,7 @@ impl Endpoint {
             return;
         }
         // A D-SACK for data sent before the last widening is not new evidence.
-        if before(prior_delivered, self.rack_last_delivered) {
+        if ccsim_cc::before(prior_delivered, self.rack_last_delivered) {
             self.rack_dsack_seen = false;
         }
         if self.rack_dsack_seen {
@@ -78,7 +78,7 @@ impl Endpoint {
     /// `tcp_mark_skb_lost`.
     pub(crate) fn mark_skb_lost(&mut self, idx: usize) {
         let seq = self.rtx[idx].seq;
-        if before(seq, self.rtx_hint) {
+        if seq.before(self.rtx_hint) {
             self.rtx_hint = seq;
         }
         let s = &mut self.rtx[idx];
@@ -112,7 +112,7 @@ impl Endpoint {
         while k < n {
             let (seq, tx) = self.tsorted[k];
             // Cumulatively acknowledged: gone from the retransmit queue.
-            if crate::seq::before(seq, self.sk.snd_una) {
+            if seq.before(self.snd_una()) {
                 k += 1;
                 continue;
             }

@@ -4,7 +4,7 @@
 
 use crate::endpoint::*;
 use crate::segment::{Ecn, Segment, TcpFlags};
-use crate::seq::{after, before};
+use crate::seq::SeqNum;
 use ccsim_cc::{CaEvent, CongestionOps};
 use ccsim_engine::SimTime;
 
@@ -74,28 +74,28 @@ impl Endpoint {
             return;
         }
         self.stats.data_segs_in += if seg.len > 0 { self.rx_gso_segs as u64 } else { 0 };
-        let mut seq = seg.seq;
-        let end = seg.seq.wrapping_add(seg.len).wrapping_add(fin as u32);
-        if !after(end, self.sk.rcv_nxt) {
+        let mut seq = seg.seq_num();
+        let end = seg.seq_num() + seg.len + fin as u32;
+        if !end.after(self.rcv_nxt()) {
             // A complete duplicate: D-SACK it and ACK at once.
             self.dsack_set(seq, end);
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.schedule_ack();
             return;
         }
-        if !before(seq, self.sk.rcv_nxt.wrapping_add(self.rcv_wnd)) {
+        if !seq.before(self.rcv_nxt() + self.rcv_wnd) {
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.schedule_ack();
             return;
         }
-        if before(seq, self.sk.rcv_nxt) {
+        if seq.before(self.rcv_nxt()) {
             // Partial duplicate: D-SACK the old part, queue the rest.
-            self.dsack_set(seq, self.sk.rcv_nxt);
-            seq = self.sk.rcv_nxt;
+            self.dsack_set(seq, self.rcv_nxt());
+            seq = self.rcv_nxt();
         }
-        if seq == self.sk.rcv_nxt {
-            let new_bytes = end.wrapping_sub(seq) - fin as u32;
-            self.sk.rcv_nxt = end;
+        if seq == self.rcv_nxt() {
+            let new_bytes = end - seq - fin as u32;
+            self.set_rcv_nxt(end);
             self.stats.bytes_received += new_bytes as u64;
             if fin {
                 self.peer_fin = true;
@@ -143,41 +143,41 @@ impl Endpoint {
     /// `tcp_ofo_queue`: pull now-contiguous data out of the out-of-order queue.
     fn ofo_queue(&mut self) {
         while let Some(&(s, e)) = self.ofo.first() {
-            if after(s, self.sk.rcv_nxt) {
+            if s.after(self.rcv_nxt()) {
                 break;
             }
-            if after(e, self.sk.rcv_nxt) {
-                self.stats.bytes_received += e.wrapping_sub(self.sk.rcv_nxt) as u64;
-                self.sk.rcv_nxt = e;
+            if e.after(self.rcv_nxt()) {
+                self.stats.bytes_received += (e - self.rcv_nxt()) as u64;
+                self.set_rcv_nxt(e);
             }
             self.ofo.remove(0);
         }
     }
 
     /// `tcp_data_queue_ofo`.
-    fn data_queue_ofo(&mut self, seq: u32, end: u32, seg: &Segment, out: &mut Vec<Segment>) {
+    fn data_queue_ofo(&mut self, seq: SeqNum, end: SeqNum, seg: &Segment, out: &mut Vec<Segment>) {
         self.ecn_check_ce(seg.ecn, out);
         self.pred_wnd = None; // disable header prediction
         self.schedule_ack();
         // Insert [seq, end) into the sorted, merged range list, noting duplicates for D-SACK.
-        let i = self.ofo.partition_point(|&(_, e)| before(e, seq));
+        let i = self.ofo.partition_point(|&(_, e)| e.before(seq));
         let (mut ns, mut ne) = (seq, end);
-        let mut dup: Option<(u32, u32)> = None;
+        let mut dup: Option<(SeqNum, SeqNum)> = None;
         while i < self.ofo.len() {
             let (s, e) = self.ofo[i];
-            if after(s, ne) {
+            if s.after(ne) {
                 break;
             }
             // Overlap or adjacency: merge.
-            let ov_s = if after(s, ns) { s } else { ns };
-            let ov_e = if before(e, ne) { e } else { ne };
-            if before(ov_s, ov_e) {
+            let ov_s = if s.after(ns) { s } else { ns };
+            let ov_e = if e.before(ne) { e } else { ne };
+            if ov_s.before(ov_e) {
                 dup = Some((ov_s, ov_e));
             }
-            if before(s, ns) {
+            if s.before(ns) {
                 ns = s;
             }
-            if after(e, ne) {
+            if e.after(ne) {
                 ne = e;
             }
             self.ofo.remove(i);
@@ -190,7 +190,7 @@ impl Endpoint {
     }
 
     /// `tcp_sack_new_ofo_skb`: keep the SACK blocks, most recent first.
-    fn sack_new_ofo(&mut self, seq: u32, end: u32, out: &mut Vec<Segment>) {
+    fn sack_new_ofo(&mut self, seq: SeqNum, end: SeqNum, out: &mut Vec<Segment>) {
         // The block this segment extends (or a new one) goes to the front; if that pushes a
         // block past the first two, a compressed ACK still pending goes out first, so that
         // every block was reported in one of the first two places before it moves further
@@ -198,7 +198,7 @@ impl Endpoint {
         let this_sack = self
             .sack_recent
             .iter()
-            .position(|&(bs, be)| !after(seq, be) && !after(bs, end))
+            .position(|&(bs, be)| !seq.after(be) && !bs.after(end))
             .unwrap_or(self.sack_recent.len());
         if this_sack >= SACK_BLOCKS_EXPECTED {
             self.sack_compress_send_ack(out);
@@ -207,11 +207,11 @@ impl Endpoint {
         let mut k = 0;
         while k < self.sack_recent.len() {
             let (bs, be) = self.sack_recent[k];
-            if !after(s, be) && !after(bs, e) {
-                if before(bs, s) {
+            if !s.after(be) && !bs.after(e) {
+                if bs.before(s) {
                     s = bs;
                 }
-                if after(be, e) {
+                if be.after(e) {
                     e = be;
                 }
                 self.sack_recent.remove(k);
@@ -235,12 +235,12 @@ impl Endpoint {
 
     /// `tcp_sack_remove`: drop blocks the cumulative ACK now covers.
     fn sack_remove(&mut self) {
-        let r = self.sk.rcv_nxt;
-        self.sack_recent.retain(|&(s, _)| before(r, s));
+        let r = self.rcv_nxt();
+        self.sack_recent.retain(|&(s, _)| r.before(s));
     }
 
     /// `tcp_dsack_set`.
-    fn dsack_set(&mut self, seq: u32, end: u32) {
+    fn dsack_set(&mut self, seq: SeqNum, end: SeqNum) {
         if self.sack_ok {
             self.dsack = Some((seq, end));
         }
@@ -314,17 +314,12 @@ impl Endpoint {
         }
     }
 
-    /// Raise a receive-side CA event and carry out what the module asked for.
+    /// `tcp_ca_event` for a receive-side ECN event (from `__tcp_ecn_check_ce`), then carry out
+    /// what the module asked for (`apply_cc_requests`).
     fn ca_event_rx(&mut self, ev: CaEvent, out: &mut Vec<Segment>) {
         self.sk.ack_timer_pending = self.ack.pending & ACK_TIMER != 0;
         self.cc.cwnd_event(&mut self.sk, ev);
-        if let Some((seq, ece)) = self.sk.send_ack_for.take() {
-            self.send_ack_for(seq, Some(ece), out);
-        }
-        if self.sk.ack_now {
-            self.sk.ack_now = false;
-            self.ack.pending |= ACK_NOW;
-        }
+        self.apply_cc_requests(out);
     }
 
     /// `tcp_ack_snd_check` / `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK timer.
@@ -332,7 +327,7 @@ impl Endpoint {
         if self.ack.pending & ACK_SCHED == 0 {
             return;
         }
-        let more_than_one_frame = self.sk.rcv_nxt.wrapping_sub(self.rcv_wup) > self.ack.rcv_mss;
+        let more_than_one_frame = self.rcv_nxt() - self.rcv_wup > self.ack.rcv_mss;
         if more_than_one_frame || self.in_quickack_mode() || self.ack.pending & ACK_NOW != 0 {
             self.send_ack(out);
             return;
@@ -349,8 +344,8 @@ impl Endpoint {
             self.send_ack(out);
             return;
         }
-        if self.compressed_ack_rcv_nxt != self.sk.rcv_nxt {
-            self.compressed_ack_rcv_nxt = self.sk.rcv_nxt;
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt() {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt();
             self.dup_ack_counter = 0;
         }
         if self.dup_ack_counter < FASTRETRANS_THRESH {
@@ -384,7 +379,7 @@ impl Endpoint {
             return;
         }
         let p = self.ack.pending;
-        let time_to_ack = self.sk.rcv_nxt.wrapping_sub(self.rcv_wup) > self.ack.rcv_mss
+        let time_to_ack = self.rcv_nxt() - self.rcv_wup > self.ack.rcv_mss
             || (copied > 0
                 && (p & ACK_PUSHED2 != 0 || (p & ACK_PUSHED != 0 && !self.in_pingpong_mode()))
                 && self.readable() == 0);

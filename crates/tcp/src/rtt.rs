@@ -1,7 +1,6 @@
 //! RTT estimation and RTO (`tcp_rtt_estimator`, `__tcp_set_rto`, `tcp_update_rtt_min`).
 
 use crate::endpoint::Endpoint;
-use crate::seq::after;
 
 /// `tcp_min_rtt_wlen`: 300 s window for the min-RTT filter.
 const MIN_RTT_WLEN_US: u32 = 300_000_000;
@@ -32,11 +31,11 @@ impl Endpoint {
                     self.rttvar_us = self.mdev_max_us;
                 }
             }
-            if after(self.sk.snd_una, self.rtt_seq) {
+            if self.snd_una().after(self.rtt_seq) {
                 if self.mdev_max_us < self.rttvar_us {
                     self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
                 }
-                self.rtt_seq = self.sk.snd_nxt;
+                self.rtt_seq = self.snd_nxt();
                 self.mdev_max_us = rto_min_us as u32;
             }
         } else {
@@ -44,7 +43,7 @@ impl Endpoint {
             self.mdev_us = (m << 1) as u32;
             self.rttvar_us = self.mdev_us.max(rto_min_us as u32);
             self.mdev_max_us = self.rttvar_us;
-            self.rtt_seq = self.sk.snd_nxt;
+            self.rtt_seq = self.snd_nxt();
         }
         self.sk.srtt_us = srtt.max(1) as u32;
     }

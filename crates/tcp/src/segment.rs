@@ -1,3 +1,5 @@
+use crate::seq::SeqNum;
+
 /// The two ECN bits of the IP header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Ecn {
@@ -48,6 +50,11 @@ pub struct TcpOptions {
 impl TcpOptions {
     pub fn sack_blocks(&self) -> &[(u32, u32)] {
         &self.sack[..self.sack_len as usize]
+    }
+    /// The SACK blocks as sequence numbers (start, end).
+    #[inline]
+    pub fn sack_seqs(&self) -> impl Iterator<Item = (SeqNum, SeqNum)> + '_ {
+        self.sack_blocks().iter().map(|&(s, e)| (SeqNum(s), SeqNum(e)))
     }
     /// Bytes the options take on the wire, padded to 4 as Linux lays them out.
     pub fn wire_len(&self) -> u32 {
@@ -113,6 +120,16 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// The sequence number (`th->seq`).
+    #[inline]
+    pub fn seq_num(&self) -> SeqNum {
+        SeqNum(self.seq)
+    }
+    /// The acknowledgment number (`th->ack_seq`).
+    #[inline]
+    pub fn ack_num(&self) -> SeqNum {
+        SeqNum(self.ack)
+    }
     /// `end_seq`: seq + len + SYN + FIN.
     pub fn end_seq(&self) -> u32 {
         self.seq

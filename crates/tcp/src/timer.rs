@@ -144,7 +144,7 @@ impl Endpoint {
         let new_recovery = self.sk.ca_state < CaState::Recovery;
         self.timeout_mark_lost();
         if self.sk.ca_state <= CaState::Disorder
-            || !crate::seq::after(self.high_seq, self.sk.snd_una)
+            || !self.high_seq.after(self.snd_una())
             || (self.sk.ca_state == CaState::Loss && self.retransmits == 0)
         {
             self.prior_ssthresh = self.current_ssthresh();
@@ -160,7 +160,7 @@ impl Endpoint {
             self.reordering = self.reordering.min(self.cfg.reordering);
         }
         self.set_ca_state(CaState::Loss);
-        self.high_seq = self.sk.snd_nxt;
+        self.high_seq = self.snd_nxt();
         self.tlp_high_seq = None;
         self.ecn_queue_cwr();
         let _ = new_recovery; // F-RTO (RFC 5682) is not modelled: tcp_frto behaves as 0.

@@ -6,7 +6,7 @@
 use crate::endpoint::*;
 use crate::input::{FLAG_DATA_SACKED, FLAG_NOT_DUP, FLAG_SND_UNA_ADVANCED};
 use crate::segment::Segment;
-use crate::seq::{after, before};
+use crate::seq::SeqNum;
 use ccsim_cc::CaState;
 use ccsim_engine::SimTime;
 
@@ -31,7 +31,7 @@ impl Endpoint {
     /// The next new segment fits in the peer's window (`tcp_snd_wnd_test` for the send head).
     fn head_fits_window(&self) -> bool {
         let len = self.unsent.min(self.sk.mss_cache as u64) as u32;
-        !after(self.sk.snd_nxt.wrapping_add(len), self.sk.snd_una.wrapping_add(self.snd_wnd))
+        !(self.snd_nxt() + len).after(self.snd_una() + self.snd_wnd)
     }
 
     /// `tcp_ack_probe`: an ACK while nothing is in flight; stop probing once the window opened.
@@ -54,7 +54,7 @@ impl Endpoint {
         if self.sk.packets_out > 0 || self.unsent == 0 {
             return;
         }
-        if before(self.sk.snd_nxt, self.sk.snd_una.wrapping_add(self.snd_wnd)) {
+        if self.snd_nxt().before(self.snd_una() + self.snd_wnd) {
             self.write_xmit(1, out);
         } else {
             self.send_probe_skb(out);
@@ -115,8 +115,8 @@ impl Endpoint {
             // New data if the window allows.
             if self.unsent > 0 {
                 let len = self.unsent.min(self.sk.mss_cache as u64) as u32;
-                let wnd_end = self.sk.snd_una.wrapping_add(self.snd_wnd);
-                if !after(self.sk.snd_nxt.wrapping_add(len), wnd_end) {
+                let wnd_end = self.snd_una() + self.snd_wnd;
+                if !(self.snd_nxt() + len).after(wnd_end) {
                     let before_out = self.sk.packets_out;
                     self.write_xmit(2, out);
                     break 'probe self.sk.packets_out > before_out;
@@ -131,7 +131,7 @@ impl Endpoint {
             true
         };
         if probe_sent {
-            self.tlp_high_seq = Some(self.sk.snd_nxt);
+            self.tlp_high_seq = Some(self.snd_nxt());
             self.stats.loss_probes += 1;
             self.xmit_timer = None; // rearm from now
         }
@@ -139,15 +139,15 @@ impl Endpoint {
     }
 
     /// `tcp_process_tlp_ack`: did the probe repair a loss? Then cwnd is reduced once (CWR).
-    pub(crate) fn process_tlp_ack(&mut self, ack: u32, flag: u32, dsack_tlp: bool) {
+    pub(crate) fn process_tlp_ack(&mut self, ack: SeqNum, flag: u32, dsack_tlp: bool) {
         let Some(high) = self.tlp_high_seq else { return };
-        if before(ack, high) {
+        if ack.before(high) {
             return;
         }
         if !self.tlp_retrans || dsack_tlp {
             // The probe was new data, or both original and probe arrived: no loss.
             self.tlp_high_seq = None;
-        } else if after(ack, high) {
+        } else if ack.after(high) {
             // The probe repaired a loss: reduce cwnd as for a congestion event.
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
