@@ -28,40 +28,54 @@ pub struct Built {
     pub warmup: SimTime,
 }
 
-fn one_of<'a>(v: &str, field: &str, allowed: &[&'a str]) -> Result<&'a str> {
-    allowed.iter().find(|a| **a == v).copied().ok_or_else(|| {
-        Error::new(
-            field,
-            format!(
-                "\"{v}\" is not allowed; expected one of {}",
-                allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
-            ),
-        )
-    })
+impl From<spec::TcpEcn> for EcnMode {
+    fn from(e: spec::TcpEcn) -> Self {
+        match e {
+            spec::TcpEcn::Off => EcnMode::Off,
+            spec::TcpEcn::On => EcnMode::On,
+            spec::TcpEcn::Passive => EcnMode::Passive,
+        }
+    }
 }
 
-fn cc_kind(v: &str, field: &str) -> Result<CcKind> {
-    CcKind::from_name(v).ok_or_else(|| {
-        Error::new(
-            field,
-            format!(
-                "unknown congestion control \"{v}\"; expected one of {}",
-                CcKind::ALL.iter().map(|k| format!("\"{}\"", k.name())).collect::<Vec<_>>().join(", ")
-            ),
-        )
-    })
+impl From<spec::QueueUnit> for Unit {
+    fn from(u: spec::QueueUnit) -> Self {
+        match u {
+            spec::QueueUnit::Packets => Unit::Packets,
+            spec::QueueUnit::Bytes => Unit::Bytes,
+        }
+    }
 }
 
-fn ecn_mode(v: &str, field: &str) -> Result<EcnMode> {
-    Ok(match one_of(v, field, &["off", "on", "passive"])? {
-        "off" => EcnMode::Off,
-        "on" => EcnMode::On,
-        _ => EcnMode::Passive,
-    })
+impl From<spec::MarkAt> for EcnMarkPoint {
+    fn from(m: spec::MarkAt) -> Self {
+        match m {
+            spec::MarkAt::Enqueue => EcnMarkPoint::Enqueue,
+            spec::MarkAt::Dequeue => EcnMarkPoint::Dequeue,
+        }
+    }
+}
+
+impl From<spec::NonEct> for NonEctPolicy {
+    fn from(n: spec::NonEct) -> Self {
+        match n {
+            spec::NonEct::Drop => NonEctPolicy::Drop,
+            spec::NonEct::Queue => NonEctPolicy::Queue,
+        }
+    }
+}
+
+impl From<spec::PingEcn> for Ecn {
+    fn from(e: spec::PingEcn) -> Self {
+        match e {
+            spec::PingEcn::NotEct => Ecn::NotEct,
+            spec::PingEcn::Ect0 => Ecn::Ect0,
+            spec::PingEcn::Ect1 => Ecn::Ect1,
+        }
+    }
 }
 
 fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
-    let ecn = ecn_mode(&t.ecn, "tcp.ecn")?;
     if !(88..=65535).contains(&t.mss) {
         return Err(Error::new("tcp.mss", format!("{} is out of range; allowed 88..=65535", t.mss)));
     }
@@ -71,7 +85,7 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
             format!("{} is out of range; allowed 1..=100000 packets", t.init_cwnd),
         ));
     }
-    let ce_ack_now = one_of(&t.dctcp.ce_ack, "tcp.dctcp.ce_ack", &["now", "delayed"])? == "now";
+    let ce_ack_now = t.dctcp.ce_ack == spec::AckTiming::Now;
     let dctcp = DctcpParams { shift_g: t.dctcp.shift_g, alpha_on_init: t.dctcp.alpha_on_init, ce_ack_now };
     dctcp.validate().map_err(|m| Error::new("tcp.dctcp", m))?;
     let cubic = CubicParams {
@@ -99,11 +113,10 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
     if ![100, 250, 300, 1000].contains(&t.hz) {
         return Err(Error::new("tcp.hz", "one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)"));
     }
-    let cwr_ack_now = one_of(&t.cwr_ack, "tcp.cwr_ack", &["now", "delayed"])? == "now";
     Ok(TcpConfig {
         cc,
         hz: t.hz,
-        cwr_ack_now,
+        cwr_ack_now: t.cwr_ack == spec::AckTiming::Now,
         cc_params: CcParams { cubic, dctcp, freebsd_dctcp, bbr, nv },
         // FreeBSD never sends an ECT SYN (and a Linux receiver refuses ECN to one unless its CC
         // needs ECN).
@@ -114,7 +127,7 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
         rto_init: duration(&t.rto_init, "tcp.rto_init", true)?,
         delack_min: duration(&t.delack_min, "tcp.delack_min", true)?,
         delack_max: duration(&t.delack_max, "tcp.delack_max", true)?,
-        ecn,
+        ecn: t.ecn.into(),
         sack: t.sack,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
@@ -129,10 +142,7 @@ fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
 }
 
 fn class(c: &spec::Class, field: &str) -> Result<ClassSpec> {
-    let unit = match one_of(&c.unit, &format!("{field}.unit"), &["packets", "bytes"])? {
-        "packets" => Unit::Packets,
-        _ => Unit::Bytes,
-    };
+    let unit = Unit::from(c.unit);
     if c.limit == 0 {
         return Err(Error::new(format!("{field}.limit"), "must be at least 1"));
     }
@@ -141,23 +151,15 @@ fn class(c: &spec::Class, field: &str) -> Result<ClassSpec> {
             return Err(Error::new(format!("{field}.dscp"), format!("{d} is out of range; allowed 0..=63")));
         }
     }
-    let aqm = match one_of(&c.aqm, &format!("{field}.aqm"), &["droptail", "step", "red"])? {
-        "droptail" => Aqm::DropTail,
-        "step" => {
+    let aqm = match c.aqm {
+        spec::AqmKind::Droptail => Aqm::DropTail,
+        spec::AqmKind::Step => {
             let k = c.k.ok_or_else(|| {
                 Error::new(format!("{field}.k"), "step marking needs a threshold k (in the queue's unit)")
             })?;
-            let at = match one_of(&c.mark_at, &format!("{field}.mark_at"), &["enqueue", "dequeue"])? {
-                "enqueue" => EcnMarkPoint::Enqueue,
-                _ => EcnMarkPoint::Dequeue,
-            };
-            let non_ect = match one_of(&c.non_ect, &format!("{field}.non_ect"), &["drop", "queue"])? {
-                "drop" => NonEctPolicy::Drop,
-                _ => NonEctPolicy::Queue,
-            };
-            Aqm::Step { k, unit, at, non_ect }
+            Aqm::Step { k, unit, at: c.mark_at.into(), non_ect: c.non_ect.into() }
         }
-        _ => {
+        spec::AqmKind::Red => {
             let min = c.min.ok_or_else(|| Error::new(format!("{field}.min"), "red needs min (in the queue's unit)"))?;
             let max = c.max.ok_or_else(|| Error::new(format!("{field}.max"), "red needs max (in the queue's unit)"))?;
             if max < min {
@@ -192,7 +194,7 @@ fn queues(s: &Scenario) -> Result<BTreeMap<String, QueueSpec>> {
     m.insert("switch".to_string(), QueueSpec::drop_tail(1000));
     for (name, q) in &s.queues {
         let field = format!("queues.{name}");
-        if q.scheduler == "fq" {
+        if q.scheduler == spec::SchedulerKind::Fq {
             if !q.classes.is_empty() {
                 return Err(Error::new(format!("{field}.classes"), "an fq queue has no classes; remove them"));
             }
@@ -205,9 +207,9 @@ fn queues(s: &Scenario) -> Result<BTreeMap<String, QueueSpec>> {
         if q.classes.is_empty() {
             return Err(Error::new(format!("{field}.classes"), "a queue needs at least one class"));
         }
-        let scheduler = match one_of(&q.scheduler, &format!("{field}.scheduler"), &["prio", "rr", "fq"])? {
-            "prio" => Scheduler::StrictPriority,
-            _ => Scheduler::RoundRobin,
+        let scheduler = match q.scheduler {
+            spec::SchedulerKind::Prio => Scheduler::StrictPriority,
+            spec::SchedulerKind::Rr | spec::SchedulerKind::Fq => Scheduler::RoundRobin,
         };
         let classes = q
             .classes
@@ -279,8 +281,8 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
         })
     };
     let mut topo = Topology::new();
-    match one_of(&t.kind, "topology.type", &["star", "dumbbell", "fattree", "custom"])? {
-        "star" => {
+    match t.kind {
+        spec::TopologyKind::Star => {
             if t.hosts.len() < 2 {
                 return Err(Error::new("topology.hosts", "a star needs at least 2 hosts"));
             }
@@ -302,7 +304,7 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
                 });
             }
         }
-        "dumbbell" => {
+        spec::TopologyKind::Dumbbell => {
             if t.left.is_empty() || t.right.is_empty() {
                 return Err(Error::new("topology.left", "a dumbbell needs hosts on the left and on the right"));
             }
@@ -344,21 +346,21 @@ fn topology(s: &Scenario, qs: &BTreeMap<String, QueueSpec>) -> Result<Topology> 
                 queue_ba: swq.clone(),
             });
         }
-        "fattree" => fat_tree(
+        spec::TopologyKind::Fattree => fat_tree(
             &mut topo,
             t,
             q(&t.host_queue, "topology.host_queue")?,
             q(&t.switch_queue, "topology.switch_queue")?,
         )?,
-        _ => {
+        spec::TopologyKind::Custom => {
             if t.nodes.is_empty() {
                 return Err(Error::new("topology.nodes", "a custom topology needs nodes"));
             }
             for (i, n) in t.nodes.iter().enumerate() {
                 let f = format!("topology.nodes[{i}]");
-                match one_of(&n.kind, &format!("{f}.kind"), &["host", "switch"])? {
-                    "host" => topo.add_host(&n.name),
-                    _ => topo.add_switch(&n.name),
+                match n.kind {
+                    spec::NodeKind::Host => topo.add_host(&n.name),
+                    spec::NodeKind::Switch => topo.add_switch(&n.name),
                 }
                 .map_err(topo_err(&format!("{f}.name")))?;
             }
@@ -490,11 +492,8 @@ fn traffic(
     default_cc: CcKind,
     flows: &mut Vec<FlowSpec>,
 ) -> Result<()> {
-    one_of(&tr.pattern, "traffic.pattern", &["permutation"])?;
-    let cc = match &tr.cc {
-        Some(c) => cc_kind(c, "traffic.cc")?,
-        None => default_cc,
-    };
+    let spec::TrafficPattern::Permutation = tr.pattern;
+    let cc = tr.cc.unwrap_or(default_cc);
     let client = tcp_config(&s.tcp, cc)?;
     if tr.dscp > 63 {
         return Err(Error::new("traffic.dscp", format!("{} is out of range; allowed 0..=63", tr.dscp)));
@@ -671,7 +670,7 @@ fn base_rtt_programs(s: &Scenario, topo: &Topology) -> Result<BaseRttPrograms> {
         if us >= BASE_RTT_MAX_US {
             return Err(Error::new(&f, format!("{us} µs is out of range; allowed 1us <= base_rtt < 4.29s")));
         }
-        let cc = r.cc.as_deref().map(|c| cc_kind(c, &format!("{field}.cc"))).transpose()?;
+        let cc = r.cc;
         let hosts = |list: &Option<Vec<String>>, key: &str| -> Result<Option<Vec<NodeId>>> {
             let Some(list) = list else { return Ok(None) };
             let f = format!("{field}.{key}");
@@ -705,7 +704,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
     let qs = queues(s)?;
     let topo = topology(s, &qs)?;
     let routes = topo.routes().map_err(topo_err("topology"))?;
-    let default_cc = cc_kind(&s.tcp.cc, "tcp.cc")?;
+    let default_cc = s.tcp.cc;
     tcp_config(&s.tcp, default_cc)?;
     let programs = base_rtt_programs(s, &topo)?;
     let mut flows = Vec::new();
@@ -714,23 +713,19 @@ pub fn build(s: &Scenario) -> Result<Built> {
         let src = host(&topo, &f.src, &format!("{field}.src"))?;
         let dst = host(&topo, &f.dst, &format!("{field}.dst"))?;
         check_path(&routes, &topo, src, dst, &format!("{field}.dst"))?;
-        let cc = match &f.cc {
-            Some(c) => cc_kind(c, &format!("{field}.cc"))?,
-            None => default_cc,
-        };
-        let mut client = tcp_config(&s.tcp, cc)?;
-        if let Some(e) = &f.ecn {
-            client.ecn = ecn_mode(e, &format!("{field}.ecn"))?;
+        let mut client = tcp_config(&s.tcp, f.cc.unwrap_or(default_cc))?;
+        if let Some(e) = f.ecn {
+            client.ecn = e.into();
         }
         if let Some(b) = f.syn_ect {
             client.syn_ect = b;
         }
         let mut server = client.clone();
-        if let Some(c) = &f.server_cc {
-            server.cc = cc_kind(c, &format!("{field}.server_cc"))?;
+        if let Some(c) = f.server_cc {
+            server.cc = c;
         }
-        if let Some(e) = &f.server_ecn {
-            server.ecn = ecn_mode(e, &format!("{field}.server_ecn"))?;
+        if let Some(e) = f.server_ecn {
+            server.ecn = e.into();
         }
         let start = duration(&f.start, &format!("{field}.start"), false)?;
         let connect = match &f.connect {
@@ -756,14 +751,14 @@ pub fn build(s: &Scenario) -> Result<Built> {
             }
             None => None,
         };
-        let kind = match one_of(&f.kind, &format!("{field}.kind"), &["bulk", "transfer", "rpc"])? {
-            "rpc" => {
+        let kind = match f.kind {
+            spec::FlowKind::Rpc => {
                 let q = f.size.as_ref().ok_or_else(|| {
                     Error::new(format!("{field}.size"), "an rpc flow needs the size of each request, e.g. \"10KB\"")
                 })?;
                 FlowKind::Rpc { bytes: bytes(q, &format!("{field}.size"))?, stop }
             }
-            "bulk" => {
+            spec::FlowKind::Bulk => {
                 if f.size.is_some() {
                     return Err(Error::new(
                         format!("{field}.size"),
@@ -772,7 +767,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
                 }
                 FlowKind::Bulk { stop }
             }
-            _ => {
+            spec::FlowKind::Transfer => {
                 let q = f
                     .size
                     .as_ref()
@@ -830,11 +825,6 @@ pub fn build(s: &Scenario) -> Result<Built> {
     let mut pings = Vec::new();
     for (i, p) in s.pings.iter().enumerate() {
         let field = format!("pings[{i}]");
-        let ecn = match one_of(&p.ecn, &format!("{field}.ecn"), &["not-ect", "ect0", "ect1"])? {
-            "not-ect" => Ecn::NotEct,
-            "ect0" => Ecn::Ect0,
-            _ => Ecn::Ect1,
-        };
         if !(28..=65535).contains(&p.size) {
             return Err(Error::new(
                 format!("{field}.size"),
@@ -855,7 +845,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
             interval: duration(&p.interval, &format!("{field}.interval"), true)?,
             size: p.size,
             dscp: p.dscp,
-            ecn,
+            ecn: p.ecn.into(),
         });
     }
     // Monitored ports.
