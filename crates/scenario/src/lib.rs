@@ -16,7 +16,7 @@ pub use build::{build, Built};
 pub use error::{Error, Result};
 pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Summary};
 pub use spec::Scenario;
-pub use units::{duration as parse_duration, rate as parse_rate, Quantity};
+pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
 
 /// Parse a scenario from TOML text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Scenario> {
