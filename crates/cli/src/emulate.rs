@@ -29,8 +29,9 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
     }
     if let Some(d) = take_opt(&mut args, "--ss-every")? {
         let q: ccsim_scenario::Quantity = d.as_str().into();
-        opts.ss_every_ns =
-            ccsim_scenario::parse_duration(&q, "--ss-every", false).map_err(|e| format!("--ss-every: {}", e.msg))?.ns();
+        opts.ss_every_ns = ccsim_scenario::parse_duration(&q, "--ss-every", ccsim_scenario::DurationRange::NonNegative)
+            .map_err(|e| format!("--ss-every: {}", e.msg))?
+            .ns();
     }
     let [path] = args.as_slice() else {
         return Err(

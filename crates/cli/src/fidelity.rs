@@ -5,6 +5,7 @@
 //! checks the kernel path's inter-dequeue timing where the CPU becomes the limit.
 
 use crate::{take_flag, take_opt};
+use ccsim_cc::CcKind;
 use ccsim_emulate::compare::{compare, Comparison};
 use ccsim_scenario::{self as scenario, Scenario};
 use serde::Serialize;
@@ -41,16 +42,16 @@ struct Case {
     comparison: Comparison,
 }
 
-fn variant(base: &str, cc: &str, rate: &str, duration: &str) -> Result<Scenario, String> {
+fn variant(base: &str, cc: CcKind, rate: &str, duration: &str) -> Result<Scenario, String> {
     let mut s = scenario::parse(base, "mininet").map_err(|e| e.to_string())?;
-    s.tcp.cc = cc.into();
+    s.tcp.cc = cc;
     s.topology.rate = rate.into();
     s.run.duration = duration.into();
-    if cc == "nv" {
+    if cc == CcKind::Nv {
         // TCP-NV with the base RTT a BPF sock_ops program supplies (tcp_basertt_kern.c's 80 µs).
         s.base_rtt.push(scenario::spec::BaseRtt {
             base_rtt: "80us".into(),
-            cc: Some("nv".into()),
+            cc: Some(CcKind::Nv),
             src: None,
             dst: None,
         });
@@ -85,15 +86,15 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             args[0]
         ));
     }
-    let mut plan: Vec<(&str, &str, &str, &str)> = vec![
-        ("dctcp-100m", DCTCP, "dctcp", "100Mbps"),
-        ("cubic-100m", TCP, "cubic", "100Mbps"),
-        ("reno-100m", TCP, "reno", "100Mbps"),
-        ("bbr-100m", TCP, "bbr", "100Mbps"),
-        ("nv-100m", TCP, "nv", "100Mbps"),
+    let mut plan: Vec<(&str, &str, CcKind, &str)> = vec![
+        ("dctcp-100m", DCTCP, CcKind::Dctcp, "100Mbps"),
+        ("cubic-100m", TCP, CcKind::Cubic, "100Mbps"),
+        ("reno-100m", TCP, CcKind::Reno, "100Mbps"),
+        ("bbr-100m", TCP, CcKind::Bbr, "100Mbps"),
+        ("nv-100m", TCP, CcKind::Nv, "100Mbps"),
     ];
     if !no_1g {
-        plan.push(("cubic-1g", TCP, "cubic", "1Gbps"));
+        plan.push(("cubic-1g", TCP, CcKind::Cubic, "1Gbps"));
     }
     let mut cases = Vec::new();
     for (name, base, cc, rate) in plan {
@@ -119,8 +120,8 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         cases.push(Case {
             name: name.into(),
             rate: rate.into(),
-            cc: cc.into(),
-            ecn: cc == "dctcp",
+            cc: cc.name().into(),
+            ecn: cc == CcKind::Dctcp,
             sim_goodput_mbps: sim_flows.iter().sum(),
             emu_goodput_mbps: emu_flows.iter().sum(),
             sim_jain: jain(&sim_flows),

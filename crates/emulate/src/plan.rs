@@ -8,7 +8,8 @@
 
 use ccsim_cc::CcKind;
 use ccsim_net::{Aqm, EcnMarkPoint, FlowKind, NodeKind, NonEctPolicy, QueueSpec, Unit};
-use ccsim_scenario::{spec::Scenario, Built};
+use ccsim_scenario::spec::{AckTiming, Scenario, SchedulerKind, TopologyKind};
+use ccsim_scenario::Built;
 use ccsim_tcp::{EcnMode, TcpConfig};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -195,14 +196,14 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     let topo = &b.topo;
     let mut notes = Vec::new();
     // --- fields the kernel path cannot honour ---
-    if s.tcp.cwr_ack != "now" {
+    if s.tcp.cwr_ack != AckTiming::Now {
         return Err(refuse(
             file,
             "tcp.cwr_ack",
             "this kernel ACKs CWR data at once (Linux 5.3+); only \"now\" can be emulated",
         ));
     }
-    if s.tcp.dctcp.ce_ack != "now" {
+    if s.tcp.dctcp.ce_ack != AckTiming::Now {
         return Err(refuse(
             file,
             "tcp.dctcp.ce_ack",
@@ -221,7 +222,7 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
         ));
     }
     let topo_field = |what: &str| -> String {
-        if s.topology.kind == "custom" {
+        if s.topology.kind == TopologyKind::Custom {
             format!("topology.links[].{what}")
         } else {
             format!("topology.{what}")
@@ -614,7 +615,7 @@ fn port_plan(
         .iter()
         .find(|(_, spec)| {
             if q.fq.is_some() {
-                spec.scheduler == "fq"
+                spec.scheduler == SchedulerKind::Fq
             } else {
                 !spec.classes.is_empty()
                     && spec.classes.len() == q.classes.len()

@@ -16,7 +16,7 @@ pub use build::{build, Built};
 pub use error::{Error, Result};
 pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Summary};
 pub use spec::Scenario;
-pub use units::{duration as parse_duration, rate as parse_rate, Quantity};
+pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
 
 /// Parse a scenario from TOML text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Scenario> {
@@ -40,8 +40,39 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario> {
             }
             None => (String::new(), None),
         };
-        Error::new(table.unwrap_or_default(), format!("{loc}{msg}")).in_file(file)
+        // A bad value (a word not allowed, a wrong type) is named by its own path; anything else
+        // by its table.
+        let field = e.span().and_then(|s| value_path(text, s.start)).or(table).unwrap_or_default();
+        Error::new(field, format!("{loc}{msg}")).in_file(file)
     })
+}
+
+/// The path of the value at byte `at` of `text`, as errors name fields (`tcp.cc`, `flows[1].kind`,
+/// `queues.q.classes[0].aqm`); `None` unless a value (not a key or a table header) is there.
+fn value_path(text: &str, at: usize) -> Option<String> {
+    use toml_edit::{Item, Table, Value};
+    fn in_table(t: &Table, at: usize) -> Option<String> {
+        t.iter().find_map(|(k, item)| in_item(item, at).map(|rest| format!("{k}{rest}")))
+    }
+    // The rest of the path below an item or value: "" for the value itself, ".key...", "[i]...".
+    fn in_item(item: &Item, at: usize) -> Option<String> {
+        match item {
+            Item::None => None,
+            Item::Value(v) => in_value(v, at),
+            Item::Table(t) => in_table(t, at).map(|p| format!(".{p}")),
+            Item::ArrayOfTables(a) => {
+                a.iter().enumerate().find_map(|(i, t)| in_table(t, at).map(|p| format!("[{i}].{p}")))
+            }
+        }
+    }
+    fn in_value(v: &Value, at: usize) -> Option<String> {
+        match v {
+            Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| in_value(v, at).map(|p| format!("[{i}]{p}"))),
+            Value::InlineTable(t) => t.iter().find_map(|(k, v)| in_value(v, at).map(|p| format!(".{k}{p}"))),
+            _ => v.span().filter(|s| s.contains(&at)).map(|_| String::new()),
+        }
+    }
+    in_table(toml_edit::ImDocument::parse(text).ok()?.as_table(), at)
 }
 
 /// Read and parse a scenario file.
@@ -55,7 +86,7 @@ pub fn load(path: &std::path::Path) -> Result<Scenario> {
 pub fn resolved_toml(s: &Scenario) -> String {
     let mut s = s.clone();
     for q in s.queues.values_mut() {
-        if q.scheduler == "fq" && q.fq.is_none() {
+        if q.scheduler == spec::SchedulerKind::Fq && q.fq.is_none() {
             q.fq = Some(spec::FqParams::default());
         }
     }

@@ -3,9 +3,15 @@
 //! configuration (`config.resolved.toml`).
 
 use crate::units::Quantity;
-use ccsim_cc::{BbrParams, NvParams};
+use ccsim_cc::{BbrParams, CcKind, NvParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod choice;
+pub use choice::{
+    by_name, quoted_names, AckTiming, AqmKind, Choice, FlowKind, MarkAt, NodeKind, NonEct, PingEcn, QueueUnit,
+    SchedulerKind, TcpEcn, TopologyKind, TrafficPattern,
+};
 
 /// A whole scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,11 +70,11 @@ impl Default for Run {
 #[serde(deny_unknown_fields)]
 pub struct Tcp {
     /// Congestion control: "reno", "cubic" (default), "dctcp", "freebsd-dctcp", "nv" or "bbr".
-    #[serde(default = "d_cc")]
-    pub cc: String,
+    #[serde(default = "d_cc", with = "by_name")]
+    pub cc: CcKind,
     /// `net.ipv4.tcp_ecn`: "off", "on" or "passive" (default, Linux's 2).
     #[serde(default = "d_ecn")]
-    pub ecn: String,
+    pub ecn: TcpEcn,
     /// Send ECT on SYN/SYN-ACK when the CC needs ECN, as Linux does for DCTCP (default true).
     #[serde(default = "d_true")]
     pub syn_ect: bool,
@@ -121,7 +127,7 @@ pub struct Tcp {
     pub hz: u32,
     /// Data carrying CWR: ACKed "now" (Linux 5.3+) or "delayed" like other data (earlier).
     #[serde(default = "d_ce_ack")]
-    pub cwr_ack: String,
+    pub cwr_ack: AckTiming,
     #[serde(default)]
     pub dctcp: DctcpSpec,
     #[serde(default)]
@@ -152,7 +158,7 @@ pub struct DctcpSpec {
     /// When a receiver's CE state flips: "now" (immediate ACK, Linux 4.19+) or "delayed"
     /// (kernels before a0496ef2c2).
     #[serde(default = "d_ce_ack")]
-    pub ce_ack: String,
+    pub ce_ack: AckTiming,
 }
 
 impl Default for DctcpSpec {
@@ -375,8 +381,8 @@ pub struct BaseRtt {
     /// The reply: a duration, a whole number of microseconds, 1us ..< 4.29s (e.g. "80us").
     pub base_rtt: Quantity,
     /// Only connections using this congestion control (as `tcp.cc`); absent: any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "by_name::option")]
+    pub cc: Option<CcKind>,
     /// Hosts whose connections the rule answers (the local end); absent: every host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src: Option<Vec<String>>,
@@ -393,7 +399,7 @@ pub struct Queue {
     /// Linux's fq qdisc (sch_fq: a queue per socket, round robin, departure-time pacing; no
     /// classes), with parameters in `fq`.
     #[serde(default = "d_sched")]
-    pub scheduler: String,
+    pub scheduler: SchedulerKind,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<Class>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -500,19 +506,19 @@ pub struct Class {
     pub limit: u64,
     /// Unit of `limit`, `k`, `min`, `max`: "packets" (default) or "bytes".
     #[serde(default = "d_unit")]
-    pub unit: String,
+    pub unit: QueueUnit,
     /// "droptail" (default), "step" (ECN mark above K) or "red" (tc-red).
     #[serde(default = "d_aqm")]
-    pub aqm: String,
+    pub aqm: AqmKind,
     /// Step marking threshold K.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u64>,
     /// Step marking: "enqueue" (default) or "dequeue".
     #[serde(default = "d_mark_at")]
-    pub mark_at: String,
+    pub mark_at: MarkAt,
     /// Step marking, packets without ECT above K: "drop" (default) or "queue".
     #[serde(default = "d_non_ect")]
-    pub non_ect: String,
+    pub non_ect: NonEct,
     /// RED thresholds, probability, EWMA weight 2^-wlog, ecn, harddrop, avpkt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<u64>,
@@ -536,7 +542,7 @@ pub struct Class {
 #[serde(deny_unknown_fields)]
 pub struct TopologySpec {
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: TopologyKind,
     /// fattree: the arity k (even, 2..=64): k pods, k^3/4 hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
@@ -598,7 +604,7 @@ pub struct TopologySpec {
 pub struct NodeSpec {
     pub name: String,
     /// "host" or "switch".
-    pub kind: String,
+    pub kind: NodeKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -630,7 +636,7 @@ pub struct Flow {
     /// "rpc" (back-to-back requests of `size` bytes over one connection, each sent when the
     /// previous one is acknowledged, until `stop`; per-request latency in summary.json).
     #[serde(default = "d_kind")]
-    pub kind: String,
+    pub kind: FlowKind,
     #[serde(default = "d_zero")]
     pub start: Quantity,
     /// When the client connects, no later than `start` (default: at `start`, the first write
@@ -643,20 +649,20 @@ pub struct Flow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<Quantity>,
     /// Congestion control of this flow (default: `tcp.cc`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "by_name::option")]
+    pub cc: Option<CcKind>,
     /// `tcp_ecn` of the sending side (default: `tcp.ecn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<String>,
+    pub ecn: Option<TcpEcn>,
     /// ECT on the SYN when the CC needs ECN (default: `tcp.syn_ect`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_ect: Option<bool>,
     /// Congestion control and `tcp_ecn` of the receiving (server) side (defaults: the flow's
     /// `cc` and `ecn`), e.g. a DCTCP sender facing a classic-ECN receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "by_name::option")]
+    pub server_cc: Option<CcKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_cc: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_ecn: Option<String>,
+    pub server_ecn: Option<TcpEcn>,
     /// DSCP of the flow's packets (default 0).
     #[serde(default)]
     pub dscp: u8,
@@ -674,10 +680,10 @@ pub struct Flow {
 #[serde(deny_unknown_fields)]
 pub struct Traffic {
     /// "permutation" (required).
-    pub pattern: String,
+    pub pattern: TrafficPattern,
     /// Congestion control of the generated flows (default: `tcp.cc`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "by_name::option")]
+    pub cc: Option<CcKind>,
     /// DSCP of the generated flows' packets (default 0).
     #[serde(default)]
     pub dscp: u8,
@@ -710,7 +716,7 @@ pub struct Ping {
     pub dscp: u8,
     /// IP ECN field: "not-ect" (default), "ect0", "ect1".
     #[serde(default = "d_not_ect")]
-    pub ecn: String,
+    pub ecn: PingEcn,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -742,14 +748,14 @@ fn d_seed() -> u64 {
 fn d_duration() -> Quantity {
     "10s".into()
 }
-fn d_cc() -> String {
-    "cubic".into()
+fn d_cc() -> CcKind {
+    CcKind::Cubic
 }
-fn d_ecn() -> String {
-    "passive".into()
+fn d_ecn() -> TcpEcn {
+    TcpEcn::Passive
 }
-fn d_ce_ack() -> String {
-    "now".into()
+fn d_ce_ack() -> AckTiming {
+    AckTiming::Now
 }
 fn d_hz() -> u32 {
     1000
@@ -799,23 +805,23 @@ fn d_hlow() -> u32 {
 fn d_class_name() -> String {
     "default".into()
 }
-fn d_sched() -> String {
-    "prio".into()
+fn d_sched() -> SchedulerKind {
+    SchedulerKind::Prio
 }
 fn d_limit() -> u64 {
     1000
 }
-fn d_unit() -> String {
-    "packets".into()
+fn d_unit() -> QueueUnit {
+    QueueUnit::Packets
 }
-fn d_aqm() -> String {
-    "droptail".into()
+fn d_aqm() -> AqmKind {
+    AqmKind::Droptail
 }
-fn d_mark_at() -> String {
-    "enqueue".into()
+fn d_mark_at() -> MarkAt {
+    MarkAt::Enqueue
 }
-fn d_non_ect() -> String {
-    "drop".into()
+fn d_non_ect() -> NonEct {
+    NonEct::Drop
 }
 fn d_prob() -> f64 {
     0.1
@@ -847,8 +853,8 @@ fn d_switch_q() -> String {
 fn d_nic_q() -> String {
     "nic".into()
 }
-fn d_kind() -> String {
-    "bulk".into()
+fn d_kind() -> FlowKind {
+    FlowKind::Bulk
 }
 fn d_zero() -> Quantity {
     "0s".into()
@@ -862,8 +868,8 @@ fn d_ping_iv() -> Quantity {
 fn d_ping_size() -> u32 {
     84
 }
-fn d_not_ect() -> String {
-    "not-ect".into()
+fn d_not_ect() -> PingEcn {
+    PingEcn::NotEct
 }
 fn d_interval() -> Quantity {
     "1ms".into()

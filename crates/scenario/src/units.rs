@@ -43,8 +43,18 @@ fn shown(q: &Quantity) -> String {
     }
 }
 
-/// A duration ≥ 0 (or > 0 when `positive`).
-pub fn duration(q: &Quantity, field: &str, positive: bool) -> Result<SimTime> {
+/// Which durations a field takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurationRange {
+    /// ≥ 0.
+    NonNegative,
+    /// > 0.
+    Positive,
+}
+
+/// A duration in `range`.
+pub fn duration(q: &Quantity, field: &str, range: DurationRange) -> Result<SimTime> {
+    let positive = range == DurationRange::Positive;
     let (v, unit) = value(q);
     let mult = match unit.as_str() {
         "" | "s" => 1e9,
@@ -113,14 +123,14 @@ mod tests {
     use super::*;
     #[test]
     fn parses_units() {
-        assert_eq!(duration(&"500ms".into(), "d", true).unwrap(), SimTime::from_ms(500));
-        assert_eq!(duration(&Quantity::Float(0.2), "d", true).unwrap(), SimTime::from_ms(200));
+        assert_eq!(duration(&"500ms".into(), "d", DurationRange::Positive).unwrap(), SimTime::from_ms(500));
+        assert_eq!(duration(&Quantity::Float(0.2), "d", DurationRange::Positive).unwrap(), SimTime::from_ms(200));
         assert_eq!(rate(&"10Gbps".into(), "r").unwrap(), 10_000_000_000);
         assert_eq!(bytes(&"75KB".into(), "b").unwrap(), 75_000);
         let e = rate(&"-100Mbps".into(), "links[0].rate").unwrap_err();
         assert_eq!(e.field, "links[0].rate");
         assert!(e.msg.contains("not a rate"));
-        assert!(duration(&"5 parsecs".into(), "d", false).is_err());
-        assert!(duration(&Quantity::Int(0), "d", true).is_err());
+        assert!(duration(&"5 parsecs".into(), "d", DurationRange::NonNegative).is_err());
+        assert!(duration(&Quantity::Int(0), "d", DurationRange::Positive).is_err());
     }
 }

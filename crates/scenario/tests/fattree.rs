@@ -204,7 +204,7 @@ fn bad_fat_trees_and_traffic_are_named() {
     assert_eq!(field, "topology.k");
     assert!(msg.contains("needs k"), "{msg}");
     let (field, msg) = error(&scenario("k = -2", ""));
-    assert_eq!(field, "topology");
+    assert_eq!(field, "topology.k");
     assert!(msg.contains("invalid value"), "{msg}");
     let (field, msg) = error(&scenario("k = 4", "host_queue = \"nope\""));
     assert_eq!(field, "topology.host_queue");
