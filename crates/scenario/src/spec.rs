@@ -1,9 +1,16 @@
 //! The scenario file format. Every field has a documented default; unknown fields are rejected.
 //! Reading a file fills in every default, so writing the struct back out gives the resolved
 //! configuration (`config.resolved.toml`).
+//!
+//! Each default is stated once. A table whose every field has one implements `Default` and serde
+//! fills missing fields from it (`#[serde(default)]` on the struct); `[tcp]`, its `dctcp`,
+//! `freebsd_dctcp`, `bbr` and `nv` tables and fq's parameters take theirs from the simulator's
+//! own defaults (`TcpConfig`, `ccsim_cc`'s parameter structs, `FqSpec`). A table with required
+//! fields names one `d_*` function per defaulted field.
 
 use crate::units::Quantity;
-use ccsim_cc::{BbrParams, CcKind, NvParams};
+use ccsim_cc::{BbrParams, CcKind, DctcpParams, FreebsdDctcpParams, NvParams};
+use ccsim_tcp::TcpConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -46,173 +53,172 @@ pub struct Scenario {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Run {
     /// Seed of every random stream in the run (default 1).
-    #[serde(default = "d_seed")]
     pub seed: u64,
     /// Simulated time (default "10s").
-    #[serde(default = "d_duration")]
     pub duration: Quantity,
     /// Bytes added to every packet on the wire for link-layer framing (default 0: the 1500-byte
     /// IP packet is what a link serialises, as HTB counts it).
-    #[serde(default)]
     pub l2_overhead: u32,
 }
 
 impl Default for Run {
     fn default() -> Self {
-        Run { seed: d_seed(), duration: d_duration(), l2_overhead: 0 }
+        Run { seed: 1, duration: "10s".into(), l2_overhead: 0 }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Tcp {
     /// Congestion control: "reno", "cubic" (default), "dctcp", "freebsd-dctcp", "nv" or "bbr".
-    #[serde(default = "d_cc", with = "by_name")]
+    #[serde(with = "by_name")]
     pub cc: CcKind,
     /// `net.ipv4.tcp_ecn`: "off", "on" or "passive" (default, Linux's 2).
-    #[serde(default = "d_ecn")]
     pub ecn: TcpEcn,
     /// Send ECT on SYN/SYN-ACK when the CC needs ECN, as Linux does for DCTCP (default true).
-    #[serde(default = "d_true")]
     pub syn_ect: bool,
     /// MSS advertised in the SYN (default 1460; segments carry 1448 bytes with timestamps).
-    #[serde(default = "d_mss")]
     pub mss: u32,
     /// Initial congestion window in packets (default 10).
-    #[serde(default = "d_init_cwnd")]
     pub init_cwnd: u32,
     /// Minimum RTO (default "200ms").
-    #[serde(default = "d_rto_min")]
     pub rto_min: Quantity,
     /// Initial RTO (default "1s").
-    #[serde(default = "d_rto_init")]
     pub rto_init: Quantity,
     /// Minimum / maximum delayed-ACK timeout (defaults "40ms" / "200ms").
-    #[serde(default = "d_delack_min")]
     pub delack_min: Quantity,
-    #[serde(default = "d_delack_max")]
     pub delack_max: Quantity,
-    #[serde(default = "d_true")]
     pub sack: bool,
-    #[serde(default = "d_true")]
     pub timestamps: bool,
-    #[serde(default = "d_true")]
     pub window_scaling: bool,
     /// Receive buffer = advertised window (default "6MiB"; no autotuning).
-    #[serde(default = "d_rcvbuf")]
     pub rcvbuf: Quantity,
     /// `tcp_slow_start_after_idle` (default true).
-    #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
     /// Internal pacing at 200 % / 120 % of cwnd/srtt (default false, as Linux without fq).
-    #[serde(default)]
     pub pacing: bool,
     /// `TCP_NODELAY` (default false).
-    #[serde(default)]
     pub nodelay: bool,
     /// Tail loss probes (`tcp_early_retrans` = 3; default true).
-    #[serde(default = "d_true")]
     pub tlp: bool,
     /// RACK loss detection (`tcp_recovery` = 1; default true). false: losses are marked by the
     /// duplicate-ACK threshold alone and a lost retransmission waits for the RTO, as in kernels
     /// before 4.4.
-    #[serde(default = "d_true")]
     pub rack: bool,
     /// The kernel's `CONFIG_HZ` (100, 250, 300 or 1000; default 1000): the granularity of the
     /// retransmission, loss-probe and RACK reordering timers.
-    #[serde(default = "d_hz")]
     pub hz: u32,
     /// Data carrying CWR: ACKed "now" (Linux 5.3+) or "delayed" like other data (earlier).
-    #[serde(default = "d_ce_ack")]
     pub cwr_ack: AckTiming,
-    #[serde(default)]
     pub dctcp: DctcpSpec,
-    #[serde(default)]
     pub cubic: CubicSpec,
-    #[serde(default)]
     pub freebsd_dctcp: FreebsdDctcpSpec,
-    #[serde(default)]
     pub bbr: BbrSpec,
-    #[serde(default)]
     pub nv: NvSpec,
 }
 
+/// Linux's defaults, as `TcpConfig::default()` has them.
 impl Default for Tcp {
     fn default() -> Self {
-        toml::from_str("").expect("defaults")
+        let c = TcpConfig::default();
+        Tcp {
+            cc: c.cc,
+            ecn: TcpEcn::from(c.ecn),
+            syn_ect: c.syn_ect,
+            mss: c.advmss,
+            init_cwnd: c.init_cwnd,
+            rto_min: Quantity::from_duration(c.rto_min),
+            rto_init: Quantity::from_duration(c.rto_init),
+            delack_min: Quantity::from_duration(c.delack_min),
+            delack_max: Quantity::from_duration(c.delack_max),
+            sack: c.sack,
+            timestamps: c.timestamps,
+            window_scaling: c.window_scaling,
+            rcvbuf: Quantity::from_bytes(c.rcvbuf.into()),
+            slow_start_after_idle: c.slow_start_after_idle,
+            pacing: c.pacing,
+            nodelay: c.nodelay,
+            tlp: c.tlp,
+            rack: c.rack,
+            hz: c.hz,
+            cwr_ack: AckTiming::now_if(c.cwr_ack_now),
+            dctcp: DctcpSpec::default(),
+            cubic: CubicSpec::default(),
+            freebsd_dctcp: FreebsdDctcpSpec::default(),
+            bbr: BbrSpec::default(),
+            nv: NvSpec::default(),
+        }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DctcpSpec {
     /// `dctcp_shift_g`, 0..=10 (default 4: g = 1/16).
-    #[serde(default = "d_shift_g")]
     pub shift_g: u32,
     /// `dctcp_alpha_on_init`, 0..=1024 (default 1024).
-    #[serde(default = "d_alpha")]
     pub alpha_on_init: u32,
     /// When a receiver's CE state flips: "now" (immediate ACK, Linux 4.19+) or "delayed"
     /// (kernels before a0496ef2c2).
-    #[serde(default = "d_ce_ack")]
     pub ce_ack: AckTiming,
 }
 
 impl Default for DctcpSpec {
     fn default() -> Self {
-        DctcpSpec { shift_g: d_shift_g(), alpha_on_init: d_alpha(), ce_ack: d_ce_ack() }
+        let p = DctcpParams::default();
+        DctcpSpec { shift_g: p.shift_g, alpha_on_init: p.alpha_on_init, ce_ack: AckTiming::now_if(p.ce_ack_now) }
     }
 }
 
 /// FreeBSD DCTCP (`net.inet.tcp.cc.dctcp.*`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FreebsdDctcpSpec {
     /// Initial alpha in 1/1024, 0..=1024 (default 1024).
-    #[serde(default = "d_alpha")]
     pub alpha: u32,
     /// EWMA gain 2^-shift_g, 0..=10 (default 4).
-    #[serde(default = "d_shift_g")]
     pub shift_g: u32,
     /// Halve cwnd and set alpha to 1024 on the first ECN event (default false).
-    #[serde(default)]
     pub slowstart: bool,
 }
 
 impl Default for FreebsdDctcpSpec {
     fn default() -> Self {
-        FreebsdDctcpSpec { alpha: d_alpha(), shift_g: d_shift_g(), slowstart: false }
+        let p = FreebsdDctcpParams::default();
+        FreebsdDctcpSpec { alpha: p.alpha, shift_g: p.shift_g, slowstart: p.slowstart }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct CubicSpec {
     /// beta in 1/1024 (default 717).
-    #[serde(default = "d_beta")]
     pub beta: u32,
-    #[serde(default = "d_true")]
     pub fast_convergence: bool,
-    #[serde(default = "d_true")]
     pub tcp_friendliness: bool,
     /// bic_scale (default 41).
-    #[serde(default = "d_bic")]
     pub bic_scale: u32,
-    #[serde(default = "d_true")]
     pub hystart: bool,
     /// 1 = ACK train, 2 = delay, 3 = both (default).
-    #[serde(default = "d_hdetect")]
     pub hystart_detect: u32,
-    #[serde(default = "d_hlow")]
     pub hystart_low_window: u32,
 }
 
+/// Linux's module parameters (`tcp_cubic.c`).
 impl Default for CubicSpec {
     fn default() -> Self {
-        toml::from_str("").expect("defaults")
+        CubicSpec {
+            beta: 717,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            bic_scale: 41,
+            hystart: true,
+            hystart_detect: 3,
+            hystart_low_window: 16,
+        }
     }
 }
 
@@ -406,134 +412,124 @@ pub struct Queue {
     pub fq: Option<FqParams>,
 }
 
+/// The queue of every host NIC unless the topology names another.
+pub const NIC_QUEUE: &str = "nic";
+/// The queue of every switch port unless the topology names another.
+pub const SWITCH_QUEUE: &str = "switch";
+
+impl Queue {
+    /// What [`NIC_QUEUE`] and [`SWITCH_QUEUE`] are unless `[queues]` redefines them: one
+    /// default class (drop-tail, 1000 packets).
+    pub fn builtin() -> Self {
+        Queue { scheduler: d_sched(), classes: vec![Class::default()], fq: None }
+    }
+}
+
 /// Parameters of the fq qdisc, as `tc qdisc add ... fq` takes them; defaults are fq's own.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FqParams {
     /// `limit`: packets (TSO skbs) in the qdisc, 1..=1000000 (default 10000).
-    #[serde(default = "d_fq_limit")]
     pub limit: u32,
     /// `flow_limit`: packets per flow, 1..=1000000 (default 100).
-    #[serde(default = "d_fq_flow_limit")]
     pub flow_limit: u32,
     /// `quantum`: bytes per flow per round, 1..=1048576 (default 3028 = 2 × (MTU + 14)).
-    #[serde(default = "d_fq_quantum")]
     pub quantum: u32,
     /// `initial_quantum`: a new flow's first credit in bytes (default 15140).
-    #[serde(default = "d_fq_initial_quantum")]
     pub initial_quantum: u32,
     /// `refill_delay` (default "40ms").
-    #[serde(default = "d_fq_refill")]
     pub refill_delay: Quantity,
     /// `maxrate`: per-flow rate cap (default none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub maxrate: Option<Quantity>,
     /// `low_rate_threshold` (default "550kbps").
-    #[serde(default = "d_fq_low_rate")]
     pub low_rate_threshold: Quantity,
     /// `timer_slack`: how late the watchdog may fire (default "10us").
-    #[serde(default = "d_fq_slack")]
     pub timer_slack: Quantity,
     /// `horizon` (default "10s") and `horizon_drop` (default true; false caps the time).
-    #[serde(default = "d_fq_horizon")]
     pub horizon: Quantity,
-    #[serde(default = "d_true")]
     pub horizon_drop: bool,
     /// `ce_threshold`: mark CE on packets leaving later than this after their time (default
     /// none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ce_threshold: Option<Quantity>,
     /// `pacing` (default true); false is `nopacing`: sockets are not told that fq paces them.
-    #[serde(default = "d_true")]
     pub pacing: bool,
 }
 
+/// fq's own defaults, as `FqSpec::default()` has them.
 impl Default for FqParams {
     fn default() -> Self {
+        let f = ccsim_net::FqSpec::default();
         FqParams {
-            limit: d_fq_limit(),
-            flow_limit: d_fq_flow_limit(),
-            quantum: d_fq_quantum(),
-            initial_quantum: d_fq_initial_quantum(),
-            refill_delay: d_fq_refill(),
-            maxrate: None,
-            low_rate_threshold: d_fq_low_rate(),
-            timer_slack: d_fq_slack(),
-            horizon: d_fq_horizon(),
-            horizon_drop: true,
-            ce_threshold: None,
-            pacing: true,
+            limit: f.limit,
+            flow_limit: f.flow_limit,
+            quantum: f.quantum,
+            initial_quantum: f.initial_quantum,
+            refill_delay: Quantity::from_duration(f.refill_delay),
+            maxrate: f.maxrate.map(|bytes_per_sec| Quantity::from_rate(bytes_per_sec * 8)),
+            low_rate_threshold: Quantity::from_rate(f.low_rate_threshold * 8),
+            timer_slack: Quantity::from_duration(f.timer_slack),
+            horizon: Quantity::from_duration(f.horizon),
+            horizon_drop: f.horizon_drop,
+            ce_threshold: f.ce_threshold.map(Quantity::from_duration),
+            pacing: f.pacing,
         }
     }
 }
 
-fn d_fq_limit() -> u32 {
-    ccsim_net::FqSpec::default().limit
-}
-fn d_fq_flow_limit() -> u32 {
-    ccsim_net::FqSpec::default().flow_limit
-}
-fn d_fq_quantum() -> u32 {
-    ccsim_net::FqSpec::default().quantum
-}
-fn d_fq_initial_quantum() -> u32 {
-    ccsim_net::FqSpec::default().initial_quantum
-}
-fn d_fq_refill() -> Quantity {
-    "40ms".into()
-}
-fn d_fq_low_rate() -> Quantity {
-    "550kbps".into()
-}
-fn d_fq_slack() -> Quantity {
-    "10us".into()
-}
-fn d_fq_horizon() -> Quantity {
-    "10s".into()
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Class {
     /// Name in reports (default "default").
-    #[serde(default = "d_class_name")]
     pub name: String,
     /// DSCP values this class takes (0..=63); empty = the default class.
-    #[serde(default)]
     pub dscp: Vec<u8>,
     /// Capacity (default 1000).
-    #[serde(default = "d_limit")]
     pub limit: u64,
     /// Unit of `limit`, `k`, `min`, `max`: "packets" (default) or "bytes".
-    #[serde(default = "d_unit")]
     pub unit: QueueUnit,
     /// "droptail" (default), "step" (ECN mark above K) or "red" (tc-red).
-    #[serde(default = "d_aqm")]
     pub aqm: AqmKind,
     /// Step marking threshold K.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<u64>,
     /// Step marking: "enqueue" (default) or "dequeue".
-    #[serde(default = "d_mark_at")]
     pub mark_at: MarkAt,
     /// Step marking, packets without ECT above K: "drop" (default) or "queue".
-    #[serde(default = "d_non_ect")]
     pub non_ect: NonEct,
     /// RED thresholds, probability, EWMA weight 2^-wlog, ecn, harddrop, avpkt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<u64>,
-    #[serde(default = "d_prob")]
     pub probability: f64,
-    #[serde(default = "d_wlog")]
     pub wlog: u8,
-    #[serde(default = "d_true")]
     pub ecn: bool,
-    #[serde(default)]
     pub harddrop: bool,
-    #[serde(default = "d_avpkt")]
     pub avpkt: u32,
+}
+
+impl Default for Class {
+    fn default() -> Self {
+        Class {
+            name: "default".into(),
+            dscp: Vec::new(),
+            limit: 1000,
+            unit: QueueUnit::Packets,
+            aqm: AqmKind::Droptail,
+            k: None,
+            mark_at: MarkAt::Enqueue,
+            non_ect: NonEct::Drop,
+            min: None,
+            max: None,
+            probability: 0.1,
+            wlog: 9,
+            ecn: true,
+            harddrop: false,
+            avpkt: 1000,
+        }
+    }
 }
 
 /// The topology: "star" (hosts around one switch), "dumbbell" (left hosts, two switches, right
@@ -720,117 +716,27 @@ pub struct Ping {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Record {
     /// Sampling interval for queues and flows (default "1ms").
-    #[serde(default = "d_interval")]
     pub interval: Quantity,
     /// Ports to watch, as "from->to" (default: every switch port towards a host).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<String>,
     /// Write time series CSVs and plots (default true).
-    #[serde(default = "d_true")]
     pub series: bool,
     /// Ignore samples before this time in summaries (default "0s").
-    #[serde(default = "d_zero")]
     pub warmup: Quantity,
 }
 
 impl Default for Record {
     fn default() -> Self {
-        toml::from_str("").expect("defaults")
+        Record { interval: "1ms".into(), queues: Vec::new(), series: true, warmup: "0s".into() }
     }
 }
 
-fn d_seed() -> u64 {
-    1
-}
-fn d_duration() -> Quantity {
-    "10s".into()
-}
-fn d_cc() -> CcKind {
-    CcKind::Cubic
-}
-fn d_ecn() -> TcpEcn {
-    TcpEcn::Passive
-}
-fn d_ce_ack() -> AckTiming {
-    AckTiming::Now
-}
-fn d_hz() -> u32 {
-    1000
-}
-fn d_true() -> bool {
-    true
-}
-fn d_mss() -> u32 {
-    1460
-}
-fn d_init_cwnd() -> u32 {
-    10
-}
-fn d_rto_min() -> Quantity {
-    "200ms".into()
-}
-fn d_rto_init() -> Quantity {
-    "1s".into()
-}
-fn d_delack_min() -> Quantity {
-    "40ms".into()
-}
-fn d_delack_max() -> Quantity {
-    "200ms".into()
-}
-fn d_rcvbuf() -> Quantity {
-    "6MiB".into()
-}
-fn d_shift_g() -> u32 {
-    4
-}
-fn d_alpha() -> u32 {
-    1024
-}
-fn d_beta() -> u32 {
-    717
-}
-fn d_bic() -> u32 {
-    41
-}
-fn d_hdetect() -> u32 {
-    3
-}
-fn d_hlow() -> u32 {
-    16
-}
-fn d_class_name() -> String {
-    "default".into()
-}
 fn d_sched() -> SchedulerKind {
     SchedulerKind::Prio
-}
-fn d_limit() -> u64 {
-    1000
-}
-fn d_unit() -> QueueUnit {
-    QueueUnit::Packets
-}
-fn d_aqm() -> AqmKind {
-    AqmKind::Droptail
-}
-fn d_mark_at() -> MarkAt {
-    MarkAt::Enqueue
-}
-fn d_non_ect() -> NonEct {
-    NonEct::Drop
-}
-fn d_prob() -> f64 {
-    0.1
-}
-fn d_wlog() -> u8 {
-    9
-}
-fn d_avpkt() -> u32 {
-    1000
 }
 fn d_switch() -> String {
     "s".into()
@@ -848,10 +754,10 @@ fn d_delay() -> Quantity {
     "10us".into()
 }
 fn d_switch_q() -> String {
-    "switch".into()
+    SWITCH_QUEUE.into()
 }
 fn d_nic_q() -> String {
-    "nic".into()
+    NIC_QUEUE.into()
 }
 fn d_kind() -> FlowKind {
     FlowKind::Bulk
@@ -870,7 +776,4 @@ fn d_ping_size() -> u32 {
 }
 fn d_not_ect() -> PingEcn {
     PingEcn::NotEct
-}
-fn d_interval() -> Quantity {
-    "1ms".into()
 }

@@ -20,6 +20,37 @@ impl From<&str> for Quantity {
     }
 }
 
+impl Quantity {
+    /// `t` as written in a scenario file: a whole number of the largest unit that divides it
+    /// ("40ms", "10us", "10s").
+    pub fn from_duration(t: SimTime) -> Self {
+        let ns = t.ns();
+        let (n, unit) = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
+            .into_iter()
+            .find(|&(per, _)| ns.is_multiple_of(per))
+            .map_or((ns, "ns"), |(per, unit)| (ns / per, unit));
+        Quantity::Str(format!("{n}{unit}"))
+    }
+
+    /// `bps` as written in a scenario file ("550kbps", "10Gbps").
+    pub fn from_rate(bps: u64) -> Self {
+        let (n, unit) = [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "kbps")]
+            .into_iter()
+            .find(|&(per, _)| bps > 0 && bps.is_multiple_of(per))
+            .map_or((bps, "bps"), |(per, unit)| (bps / per, unit));
+        Quantity::Str(format!("{n}{unit}"))
+    }
+
+    /// `b` bytes as written in a scenario file, in binary units when they divide it ("6MiB").
+    pub fn from_bytes(b: u64) -> Self {
+        let (n, unit) = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+            .into_iter()
+            .find(|&(per, _)| b > 0 && b.is_multiple_of(per))
+            .map_or((b, "B"), |(per, unit)| (b / per, unit));
+        Quantity::Str(format!("{n}{unit}"))
+    }
+}
+
 fn split(s: &str) -> (f64, String) {
     let s = s.trim();
     let idx = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
@@ -132,5 +163,23 @@ mod tests {
         assert!(e.msg.contains("not a rate"));
         assert!(duration(&"5 parsecs".into(), "d", DurationRange::NonNegative).is_err());
         assert!(duration(&Quantity::Int(0), "d", DurationRange::Positive).is_err());
+    }
+
+    #[test]
+    fn writes_quantities_back_in_the_largest_exact_unit() {
+        let d = |t: SimTime| Quantity::from_duration(t);
+        assert_eq!(d(SimTime::from_ms(40)), "40ms".into());
+        assert_eq!(d(SimTime::from_secs(10)), "10s".into());
+        assert_eq!(d(SimTime::from_us(10)), "10us".into());
+        assert_eq!(d(SimTime(1_500)), "1500ns".into());
+        assert_eq!(d(SimTime(0)), "0s".into());
+        assert_eq!(Quantity::from_rate(550_000), "550kbps".into());
+        assert_eq!(Quantity::from_rate(10_000_000_000), "10Gbps".into());
+        assert_eq!(Quantity::from_rate(1_234), "1234bps".into());
+        assert_eq!(Quantity::from_bytes(6 << 20), "6MiB".into());
+        assert_eq!(Quantity::from_bytes(1500), "1500B".into());
+        for q in ["40ms", "10s", "10us", "1500ns"] {
+            assert_eq!(d(duration(&q.into(), "d", DurationRange::NonNegative).unwrap()), q.into());
+        }
     }
 }

@@ -37,12 +37,12 @@ impl From<spec::NonEct> for NonEctPolicy {
     }
 }
 
-/// Every queue by name: `[queues]` and the built-in `nic` and `switch` (drop-tail, 1000 packets)
-/// unless redefined.
+/// Every queue by name: `[queues]`, and the built-in `nic` and `switch` unless redefined.
 pub(super) fn queues(s: &Scenario) -> Result<BTreeMap<String, QueueSpec>> {
     let mut m = BTreeMap::new();
-    m.insert("nic".to_string(), QueueSpec::drop_tail(1000));
-    m.insert("switch".to_string(), QueueSpec::drop_tail(1000));
+    for name in [spec::NIC_QUEUE, spec::SWITCH_QUEUE] {
+        m.insert(name.to_string(), queue(&spec::Queue::builtin(), &format!("queues.{name}"))?);
+    }
     for (name, q) in &s.queues {
         m.insert(name.clone(), queue(q, &format!("queues.{name}"))?);
     }

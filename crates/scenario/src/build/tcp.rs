@@ -16,6 +16,16 @@ impl From<spec::TcpEcn> for EcnMode {
     }
 }
 
+impl From<EcnMode> for spec::TcpEcn {
+    fn from(e: EcnMode) -> Self {
+        match e {
+            EcnMode::Off => spec::TcpEcn::Off,
+            EcnMode::On => spec::TcpEcn::On,
+            EcnMode::Passive => spec::TcpEcn::Passive,
+        }
+    }
+}
+
 /// The settings of `[tcp]` for a socket using `cc`, every value checked.
 pub(super) fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
     if !(88..=65535).contains(&t.mss) {

@@ -147,7 +147,8 @@ fn custom(topo: &mut Topology, t: &spec::TopologySpec, qs: &Queues) -> Result<()
                 .map_err(|e| Error::new(format!("{f}.{end}"), format!("{e}; nodes are {}", topo.names.join(", "))))
         };
         let (a, b) = (node(&l.a, "a")?, node(&l.b, "b")?);
-        let default_q = |n: NodeId| if topo.kinds[n.0 as usize] == NodeKind::Host { "nic" } else { "switch" };
+        let default_q =
+            |n: NodeId| if topo.kinds[n.0 as usize] == NodeKind::Host { spec::NIC_QUEUE } else { spec::SWITCH_QUEUE };
         let queue_ab = qs.get(l.queue_ab.as_deref().unwrap_or(default_q(a)), &format!("{f}.queue_ab"))?;
         let queue_ba = qs.get(l.queue_ba.as_deref().unwrap_or(default_q(b)), &format!("{f}.queue_ba"))?;
         let spec = LinkSpec {

@@ -127,6 +127,17 @@ choice! {
     }
 }
 
+impl AckTiming {
+    /// `Now` when `now`, as the simulator's `*_ack_now` flags have it.
+    pub fn now_if(now: bool) -> Self {
+        if now {
+            AckTiming::Now
+        } else {
+            AckTiming::Delayed
+        }
+    }
+}
+
 choice! {
     /// How a queue picks between its classes (`queues.<name>.scheduler`).
     SchedulerKind {
