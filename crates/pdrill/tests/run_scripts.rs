@@ -7,21 +7,15 @@ mod common;
 use ccsim_pdrill::{run_file, RunOptions, ScriptResult};
 use std::path::{Path, PathBuf};
 
-/// Scripts ccsim does not pass, the line where they stop, and why.
-const KNOWN: &[(&str, u32, &str)] = &[(
-    "seed/dctcp-delayed-ack-schedule.pkt",
-    34,
-    "written for the kernel at b0c05d0e99 (2018-07-13); one week later a0496ef2c2 (the other seed \
-         script) made a CE change ACK at once, so current Linux sends `E. ack 4501` at 0.210 before the \
-         scripted `PE.` at 0.211; with that kernel's behaviour (--dctcp-ce-ack delayed --cwr-ack \
-         delayed) it passes, tested below",
-)];
+// seed/dctcp-delayed-ack-schedule.pkt stops at line 34: written for the kernel at b0c05d0e99
+// (2018-07-13); one week later a0496ef2c2 (the other seed script) made a CE change ACK at once, so
+// current Linux sends `E. ack 4501` at 0.210 before the scripted `PE.` at 0.211; with that
+// kernel's behaviour (--dctcp-ce-ack delayed --cwr-ack delayed) it passes, tested below.
 
 fn all_results() -> Vec<(String, ScriptResult)> {
     let dir = common::corpus_dir();
     let mut files = common::pkt_files(&dir);
     files.sort();
-    assert_eq!(files.len(), 24, "expected the 2 seed + 22 upstream scripts");
     files
         .iter()
         .map(|f| {
@@ -31,18 +25,32 @@ fn all_results() -> Vec<(String, ScriptResult)> {
         .collect()
 }
 
+/// Every script of the suite gives the result `tests/results.tsv` records for it: a pass, or a
+/// stop at the recorded line.
 #[test]
-fn conformance_scripts_pass_except_known_disagreements() {
+fn conformance_scripts_give_their_recorded_results() {
+    let expected = common::expected_results();
+    let results = all_results();
     let mut report = String::new();
-    for (rel, r) in all_results() {
-        let known = KNOWN.iter().find(|k| k.0 == rel);
-        match (known, &r.failure) {
+    for (rel, r) in &results {
+        let Some(&want) = expected.get(rel) else {
+            report.push_str(&format!("{rel} is not in tests/results.tsv\n"));
+            continue;
+        };
+        match (want, &r.failure) {
             (None, None) => {}
+            (Some(line), Some(f)) if f.line == line => {}
             (None, Some(f)) => report.push_str(&format!("{rel} failed at line {}: {}\n  {}\n", f.line, f.text, f.msg)),
-            (Some(k), None) => report.push_str(&format!("{rel} now passes; remove it from KNOWN ({})\n", k.2)),
-            (Some(k), Some(f)) if f.line != k.1 => report
-                .push_str(&format!("{rel} fails at line {} instead of the known line {}: {}\n", f.line, k.1, f.msg)),
-            _ => {}
+            (Some(line), None) => {
+                report.push_str(&format!("{rel} now passes; it was recorded failing at line {line}\n"))
+            }
+            (Some(line), Some(f)) => report
+                .push_str(&format!("{rel} fails at line {} instead of the recorded line {line}: {}\n", f.line, f.msg)),
+        }
+    }
+    for rel in expected.keys() {
+        if !results.iter().any(|(r, _)| r == rel) {
+            report.push_str(&format!("{rel} is recorded but not in the suite\n"));
         }
     }
     assert!(report.is_empty(), "\n{report}");

@@ -39,3 +39,21 @@ pub fn read_script(rel: &str) -> String {
     let path = corpus_dir().join(rel);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
+
+/// ccsim's expected result on a script (`tests/results.tsv`): None for a pass, else the line
+/// where it stops.
+pub fn expected_results() -> std::collections::BTreeMap<String, Option<u32>> {
+    let text = include_str!("../results.tsv");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            let line = match cols[1] {
+                "pass" => None,
+                "fail" => Some(cols[2].parse().expect("results.tsv: a failing script's line")),
+                other => panic!("results.tsv: result {other:?}, expected pass or fail"),
+            };
+            (cols[0].to_string(), line)
+        })
+        .collect()
+}
