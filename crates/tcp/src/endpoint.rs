@@ -81,25 +81,8 @@ pub(crate) enum XmitTimer {
     Probe0,
 }
 
-/// `icsk_ack.pending` bits.
-pub(crate) const ACK_SCHED: u8 = 1;
-pub(crate) const ACK_TIMER: u8 = 2;
-pub(crate) const ACK_PUSHED: u8 = 4;
-pub(crate) const ACK_PUSHED2: u8 = 8;
-pub(crate) const ACK_NOW: u8 = 16;
-
-/// The delayed-ACK engine (`icsk->icsk_ack`).
-#[derive(Clone, Debug)]
-pub(crate) struct AckState {
-    pub pending: u8,
-    pub quick: u32,
-    pub pingpong: u32,
-    /// Current delayed-ACK timeout (`ato`), 0 until the first data segment.
-    pub ato: u64,
-    pub timeout: SimTime,
-    pub lrcvtime: u64,
-    pub rcv_mss: u32,
-}
+// The delayed-ACK engine lives with the receive path that drives it.
+pub(crate) use crate::recv::{AckState, ACK_NOW, ACK_SCHED, ACK_TIMER};
 
 /// Counters reported in `tcp_info` and summaries.
 #[derive(Clone, Copy, Debug, Default)]

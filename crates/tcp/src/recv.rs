@@ -22,6 +22,26 @@ const NUM_SACKS: usize = 4;
 /// `TCP_SACK_BLOCKS_EXPECTED`: the blocks an ACK is counted on to carry.
 const SACK_BLOCKS_EXPECTED: usize = 2;
 
+/// `icsk_ack.pending` bits.
+pub(crate) const ACK_SCHED: u8 = 1;
+pub(crate) const ACK_TIMER: u8 = 2;
+pub(crate) const ACK_PUSHED: u8 = 4;
+pub(crate) const ACK_PUSHED2: u8 = 8;
+pub(crate) const ACK_NOW: u8 = 16;
+
+/// The delayed-ACK engine (`icsk->icsk_ack`).
+#[derive(Clone, Debug)]
+pub(crate) struct AckState {
+    pub pending: u8,
+    pub quick: u32,
+    pub pingpong: u32,
+    /// Current delayed-ACK timeout (`ato`), 0 until the first data segment.
+    pub ato: u64,
+    pub timeout: SimTime,
+    pub lrcvtime: u64,
+    pub rcv_mss: u32,
+}
+
 /// SACK compression (`struct tcp_sock`: `compressed_ack`, `compressed_ack_rcv_nxt`,
 /// `dup_ack_counter`, and the `compressed_ack_timer` deadline), which `__tcp_ack_snd_check`,
 /// `tcp_compressed_ack_kick` and `tcp_event_ack_sent` keep.
