@@ -109,10 +109,10 @@ impl Endpoint {
         self.high_seq = ack;
         self.highest_sack = ack;
         self.snd_sml = ack;
-        self.rack_end_seq = ack;
+        self.rack.end_seq = ack;
         self.cwnd_usage_seq = ack;
         self.write_seq = ack;
-        self.backoff = 0;
+        self.icsk.backoff = 0;
         self.xmit_timer = None;
     }
 

@@ -81,25 +81,8 @@ pub(crate) enum XmitTimer {
     Probe0,
 }
 
-/// `icsk_ack.pending` bits.
-pub(crate) const ACK_SCHED: u8 = 1;
-pub(crate) const ACK_TIMER: u8 = 2;
-pub(crate) const ACK_PUSHED: u8 = 4;
-pub(crate) const ACK_PUSHED2: u8 = 8;
-pub(crate) const ACK_NOW: u8 = 16;
-
-/// The delayed-ACK engine (`icsk->icsk_ack`).
-#[derive(Clone, Debug)]
-pub(crate) struct AckState {
-    pub pending: u8,
-    pub quick: u32,
-    pub pingpong: u32,
-    /// Current delayed-ACK timeout (`ato`), 0 until the first data segment.
-    pub ato: u64,
-    pub timeout: SimTime,
-    pub lrcvtime: u64,
-    pub rcv_mss: u32,
-}
+// The delayed-ACK engine lives with the receive path that drives it.
+pub(crate) use crate::recv::{AckState, ACK_NOW, ACK_SCHED, ACK_TIMER};
 
 /// Counters reported in `tcp_info` and summaries.
 #[derive(Clone, Copy, Debug, Default)]
@@ -190,10 +173,9 @@ pub struct Endpoint {
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
     // read them), as do delivered_mstamp, app_limited and tcp_wstamp_ns.
     pub(crate) high_seq: SeqNum,
-    pub(crate) prior_ssthresh: u32,
-    pub(crate) undo_marker: SeqNum,
-    pub(crate) undo_retrans: i32,
-    pub(crate) retrans_stamp: u32,
+    /// Undo of a cwnd reduction found spurious (`undo_marker`, `undo_retrans`, `prior_ssthresh`,
+    /// `retrans_stamp`).
+    pub(crate) undo: crate::input::UndoState,
     pub(crate) prr_delivered: u32,
     pub(crate) prr_out: u32,
     pub(crate) reordering: u32,
@@ -218,37 +200,23 @@ pub struct Endpoint {
     pub(crate) qdisc_room: Option<u32>,
     /// The socket's pacing status, as the transmit path asks it.
     pub(crate) pacing: PacingMode,
-    /// `tlp_high_seq` (None: no probe outstanding) and `tlp_retrans`.
-    pub(crate) tlp_high_seq: Option<SeqNum>,
-    pub(crate) tlp_retrans: bool,
+    /// The tail loss probe outstanding (`tlp_high_seq`, `tlp_retrans`).
+    pub(crate) tlp: crate::tlp::TlpState,
 
     // --- RTT / timers ---
-    pub(crate) mdev_us: u32,
-    pub(crate) mdev_max_us: u32,
-    pub(crate) rttvar_us: u32,
-    pub(crate) rtt_seq: SeqNum,
-    pub(crate) rto: SimTime,
-    pub(crate) backoff: u32,
-    pub(crate) retransmits: u32,
-    pub(crate) min_rtt: MinMax,
+    /// `tcp_rtt_estimator`'s state (srtt lives in `sk`) and the min-RTT filter.
+    pub(crate) rtt: crate::rtt::RttEstimator,
+    /// The retransmission timeout and its backoff (`icsk_rto`, `icsk_backoff`,
+    /// `icsk_retransmits`).
+    pub(crate) icsk: crate::timer::RtoState,
     /// The retransmission-timer slot (`icsk_retransmit_timer` with `icsk_pending`): RTO or the
     /// RACK reordering timeout, never both.
     pub(crate) xmit_timer: Option<(SimTime, XmitTimer)>,
     pub(crate) pacing_deadline: Option<SimTime>,
 
     // --- RACK (tcp_recovery.c) ---
-    pub(crate) rack_mstamp: u64,
-    pub(crate) rack_rtt_us: u32,
-    pub(crate) rack_end_seq: SeqNum,
-    pub(crate) rack_advanced: bool,
-    pub(crate) rack_reord: bool,
-    /// RACK's adaptive reordering window (`tcp_rack_update_reo_wnd`): the window in steps of
-    /// min_rtt/4, a D-SACK pending to widen it, `delivered` when it last widened, and how many
-    /// more recoveries it persists.
-    pub(crate) rack_reo_wnd_steps: u8,
-    pub(crate) rack_dsack_seen: bool,
-    pub(crate) rack_last_delivered: u32,
-    pub(crate) rack_reo_wnd_persist: u8,
+    /// RACK's clock and reordering window (`tp->rack`).
+    pub(crate) rack: crate::rack::RackState,
 
     // --- receive side ---
     pub(crate) irs: SeqNum,
@@ -273,10 +241,7 @@ pub struct Endpoint {
     pub(crate) ecn_requested: bool,
     /// SACK compression (`compressed_ack`, `compressed_ack_rcv_nxt`, `dup_ack_counter`, and the
     /// `compressed_ack_timer` deadline).
-    pub(crate) compressed_ack: u32,
-    pub(crate) compressed_ack_rcv_nxt: SeqNum,
-    pub(crate) dup_ack_counter: u32,
-    pub(crate) comp_sack_deadline: Option<SimTime>,
+    pub(crate) comp_sack: crate::recv::SackCompression,
     /// The segment being received is a GRO skb of this many segments of `rx_gso_size` bytes
     /// (1 and 0 for a plain segment).
     pub(crate) rx_gso_segs: u32,
@@ -329,10 +294,7 @@ impl Endpoint {
             mss_clamp: cfg.advmss,
             highest_sack: iss,
             high_seq: iss,
-            prior_ssthresh: 0,
-            undo_marker: SeqNum(0),
-            undo_retrans: -1,
-            retrans_stamp: 0,
+            undo: crate::input::UndoState { prior_ssthresh: 0, marker: SeqNum(0), retrans: -1, retrans_stamp: 0 },
             prr_delivered: 0,
             prr_out: 0,
             reordering,
@@ -348,27 +310,28 @@ impl Endpoint {
             qdisc_refused: false,
             qdisc_room: None,
             pacing: PacingMode::default(),
-            tlp_high_seq: None,
-            tlp_retrans: false,
-            mdev_us: 0,
-            mdev_max_us: 0,
-            rttvar_us: 0,
-            rtt_seq: iss,
-            rto,
-            backoff: 0,
-            retransmits: 0,
-            min_rtt: MinMax::default(),
+            tlp: crate::tlp::TlpState { high_seq: None, retrans: false },
+            rtt: crate::rtt::RttEstimator {
+                mdev_us: 0,
+                mdev_max_us: 0,
+                rttvar_us: 0,
+                rtt_seq: iss,
+                min_rtt: MinMax::default(),
+            },
+            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0 },
             xmit_timer: None,
             pacing_deadline: None,
-            rack_mstamp: 0,
-            rack_rtt_us: 0,
-            rack_end_seq: iss,
-            rack_advanced: false,
-            rack_reord: false,
-            rack_reo_wnd_steps: 1,
-            rack_dsack_seen: false,
-            rack_last_delivered: 0,
-            rack_reo_wnd_persist: 0,
+            rack: crate::rack::RackState {
+                mstamp: 0,
+                rtt_us: 0,
+                end_seq: iss,
+                advanced: false,
+                reord: false,
+                reo_wnd_steps: 1,
+                dsack_seen: false,
+                last_delivered: 0,
+                reo_wnd_persist: 0,
+            },
             irs: SeqNum(0),
             rcv_wup: SeqNum(0),
             rcv_wnd,
@@ -393,10 +356,12 @@ impl Endpoint {
             ts_recent: 0,
             rcv_tsecr: None,
             ecn_requested: false,
-            compressed_ack: 0,
-            compressed_ack_rcv_nxt: SeqNum(0),
-            dup_ack_counter: 0,
-            comp_sack_deadline: None,
+            comp_sack: crate::recv::SackCompression {
+                compressed_ack: 0,
+                compressed_ack_rcv_nxt: SeqNum(0),
+                dup_ack_counter: 0,
+                deadline: None,
+            },
             rx_gso_segs: 1,
             rx_gso_size: 0,
             stats: TcpStats::default(),

@@ -27,6 +27,21 @@ pub(crate) const FLAG_NOT_DUP: u32 = FLAG_DATA | FLAG_WIN_UPDATE | FLAG_ACKED;
 pub(crate) const FLAG_CA_ALERT: u32 = FLAG_DATA_SACKED | FLAG_ECE | FLAG_DSACKING_ACK;
 pub(crate) const FLAG_FORWARD_PROGRESS: u32 = FLAG_ACKED | FLAG_DATA_SACKED;
 
+/// Undo of a cwnd reduction that turns out spurious (`struct tcp_sock`: `undo_marker`,
+/// `undo_retrans`, `prior_ssthresh`, `retrans_stamp`), which `tcp_init_undo`, `tcp_may_undo`
+/// and `tcp_undo_cwnd_reduction` keep.
+#[derive(Clone, Debug)]
+pub(crate) struct UndoState {
+    /// `undo_marker`: snd_una when the reduction began; 0 when undo is not possible.
+    pub marker: SeqNum,
+    /// `undo_retrans`: retransmissions not yet D-SACKed (-1: none sent).
+    pub retrans: i32,
+    /// `prior_ssthresh`: ssthresh to restore (0: keep the reduced one).
+    pub prior_ssthresh: u32,
+    /// `retrans_stamp`: TSval of the first retransmission of the episode, 0 when none.
+    pub retrans_stamp: u32,
+}
+
 /// `tcp_sacktag_state`, reduced.
 #[derive(Default)]
 struct SackState {
@@ -95,7 +110,7 @@ impl Endpoint {
         }
         if ack.after(prior_snd_una) {
             flag |= FLAG_SND_UNA_ADVANCED;
-            self.retransmits = 0;
+            self.icsk.retransmits = 0;
         }
         st.rate.prior_in_flight = self.packets_in_flight();
         if flag & FLAG_SLOWPATH == 0 && ack.after(prior_snd_una) {
@@ -135,7 +150,7 @@ impl Endpoint {
         flag |= self.clean_rtx_queue(prior_fack, flag & FLAG_ECE != 0, &mut st);
         self.rack_update_reo_wnd(st.rate.prior_delivered);
         self.in_ack_event(flag, out);
-        if self.tlp_high_seq.is_some() {
+        if self.tlp.high_seq.is_some() {
             self.process_tlp_ack(ack, flag, flag & FLAG_DSACK_TLP != 0);
         }
 
@@ -214,12 +229,12 @@ impl Endpoint {
                     self.stats.dsacks_rcvd += 1;
                     // A D-SACK for data already acked and freed: count it against the
                     // retransmissions that undo waits for.
-                    if self.undo_marker != SeqNum(0)
-                        && self.undo_retrans > 0
+                    if self.undo.marker != SeqNum(0)
+                        && self.undo.retrans > 0
                         && !e0.after(prior_snd_una)
-                        && e0.after(self.undo_marker)
+                        && e0.after(self.undo.marker)
                     {
-                        self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
+                        self.undo.retrans = (self.undo.retrans - dup_segs as i32).max(0);
                     }
                 }
             }
@@ -257,7 +272,7 @@ impl Endpoint {
         if let Some(r) = st.reord {
             // Not in Loss, where retransmissions are not tracked precisely (unless undo is
             // still possible).
-            if r.before(prior_fack) && (self.sk.ca_state != CaState::Loss || self.undo_marker != SeqNum(0)) {
+            if r.before(prior_fack) && (self.sk.ca_state != CaState::Loss || self.undo.marker != SeqNum(0)) {
                 self.check_sack_reordering(r);
             }
         }
@@ -275,7 +290,7 @@ impl Endpoint {
         let mut dup_segs = 1;
         if seq_len > mss {
             dup_segs = seq_len.div_ceil(mss);
-        } else if self.tlp_high_seq == Some(end) {
+        } else if self.tlp.high_seq == Some(end) {
             // Both the loss probe and the packet it repeated arrived.
             *flag |= FLAG_DSACK_TLP;
         }
@@ -285,8 +300,8 @@ impl Endpoint {
             return 0;
         }
         // RACK widens its reordering window after D-SACKs that reordering may explain.
-        if self.rack_reord && *flag & FLAG_DSACK_TLP == 0 {
-            self.rack_dsack_seen = true;
+        if self.rack.reord && *flag & FLAG_DSACK_TLP == 0 {
+            self.rack.dsack_seen = true;
         }
         *flag |= FLAG_DSACKING_ACK;
         st.sack_delivered += dup_segs;
@@ -299,11 +314,11 @@ impl Endpoint {
         let mut sacked = s.sacked;
         if dup
             && sacked & (SACKED_RETRANS | EVER_RETRANS) != 0
-            && self.undo_marker != SeqNum(0)
-            && self.undo_retrans > 0
-            && s.end_seq.after(self.undo_marker)
+            && self.undo.marker != SeqNum(0)
+            && self.undo.retrans > 0
+            && s.end_seq.after(self.undo.marker)
         {
-            self.undo_retrans -= 1;
+            self.undo.retrans -= 1;
         }
         // A D-SACK of a retransmitted packet already SACKed: the original was late.
         if dup
@@ -366,7 +381,7 @@ impl Endpoint {
         if metric > self.reordering * mss {
             self.reordering = metric.div_ceil(mss).min(300);
         }
-        self.rack_reord = true;
+        self.rack.reord = true;
         self.stats.reord_seen += 1;
     }
 
@@ -439,7 +454,7 @@ impl Endpoint {
                 self.stats.bytes_acked += bytes as u64;
             } else {
                 flag |= FLAG_SYN_ACKED;
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             self.rtx.pop_front();
         }
@@ -601,7 +616,7 @@ impl Endpoint {
     /// `tcp_init_cwnd_reduction`.
     pub(crate) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt();
-        self.tlp_high_seq = None;
+        self.tlp.high_seq = None;
         self.sk.snd_cwnd_cnt = 0;
         self.sk.prior_cwnd = self.sk.snd_cwnd;
         self.prr_delivered = 0;
@@ -616,7 +631,7 @@ impl Endpoint {
             return;
         }
         if self.sk.snd_ssthresh < ccsim_cc_infinite()
-            && (self.sk.ca_state == CaState::Cwr || self.undo_marker != SeqNum(0))
+            && (self.sk.ca_state == CaState::Cwr || self.undo.marker != SeqNum(0))
         {
             self.sk.snd_cwnd = self.sk.snd_ssthresh;
             self.snd_cwnd_stamp = self.now.ns();
@@ -626,9 +641,9 @@ impl Endpoint {
 
     /// `tcp_enter_cwr`: an ECN-Echo reduces cwnd once per window (RFC 3168 6.1.2).
     pub(crate) fn enter_cwr(&mut self) {
-        self.prior_ssthresh = 0;
+        self.undo.prior_ssthresh = 0;
         if self.sk.ca_state < CaState::Cwr {
-            self.undo_marker = SeqNum(0);
+            self.undo.marker = SeqNum(0);
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
             self.stats.cwr_events += 1;
@@ -637,20 +652,20 @@ impl Endpoint {
 
     /// `tcp_init_undo`.
     pub(crate) fn init_undo(&mut self) {
-        self.undo_marker = self.snd_una();
-        if self.undo_marker == SeqNum(0) {
-            self.undo_marker = SeqNum(1); // 0 means "no undo possible"
+        self.undo.marker = self.snd_una();
+        if self.undo.marker == SeqNum(0) {
+            self.undo.marker = SeqNum(1); // 0 means "no undo possible"
         }
-        self.undo_retrans = if self.sk.retrans_out > 0 { self.sk.retrans_out as i32 } else { -1 };
+        self.undo.retrans = if self.sk.retrans_out > 0 { self.sk.retrans_out as i32 } else { -1 };
     }
 
     /// `tcp_enter_recovery`.
     pub(crate) fn enter_recovery(&mut self, ece_ack: bool) {
-        self.prior_ssthresh = 0;
+        self.undo.prior_ssthresh = 0;
         self.init_undo();
         if !self.in_cwnd_reduction() {
             if !ece_ack {
-                self.prior_ssthresh = self.current_ssthresh();
+                self.undo.prior_ssthresh = self.current_ssthresh();
             }
             self.init_cwnd_reduction();
         }
@@ -666,12 +681,13 @@ impl Endpoint {
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than our first retransmission, so
     /// the original transmission arrived.
     fn packet_delayed(&self) -> bool {
-        self.retrans_stamp != 0 && self.rcv_tsecr.is_some_and(|e| e != 0 && ccsim_cc::before(e, self.retrans_stamp))
+        self.undo.retrans_stamp != 0
+            && self.rcv_tsecr.is_some_and(|e| e != 0 && ccsim_cc::before(e, self.undo.retrans_stamp))
     }
 
     /// `tcp_may_undo`.
     fn may_undo(&self) -> bool {
-        self.undo_marker != SeqNum(0) && (self.undo_retrans == 0 || self.packet_delayed())
+        self.undo.marker != SeqNum(0) && (self.undo.retrans == 0 || self.packet_delayed())
     }
 
     /// `tcp_undo_cwnd_reduction`.
@@ -682,16 +698,16 @@ impl Endpoint {
             }
             self.sk.lost_out = 0;
         }
-        if self.prior_ssthresh != 0 {
+        if self.undo.prior_ssthresh != 0 {
             self.sk.snd_cwnd = self.cc.undo_cwnd(&mut self.sk);
-            if self.prior_ssthresh > self.sk.snd_ssthresh {
-                self.sk.snd_ssthresh = self.prior_ssthresh;
+            if self.undo.prior_ssthresh > self.sk.snd_ssthresh {
+                self.sk.snd_ssthresh = self.undo.prior_ssthresh;
                 self.ecn_queue_cwr = false; // tcp_ecn_withdraw_cwr
             }
         }
         self.snd_cwnd_stamp = self.now.ns();
-        self.undo_marker = SeqNum(0);
-        self.rack_advanced = true;
+        self.undo.marker = SeqNum(0);
+        self.rack.advanced = true;
         self.stats.undo_count += 1;
     }
 
@@ -699,13 +715,13 @@ impl Endpoint {
     fn try_undo_recovery(&mut self) -> bool {
         if self.may_undo() {
             self.undo_cwnd_reduction(false);
-        } else if self.rack_reo_wnd_persist > 0 {
-            self.rack_reo_wnd_persist -= 1;
+        } else if self.rack.reo_wnd_persist > 0 {
+            self.rack.reo_wnd_persist -= 1;
         }
         if self.snd_una() == self.high_seq && self.is_reno() {
             // Hold the state until something above high_seq is acked (RFC 2582).
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             return true;
         }
@@ -715,8 +731,8 @@ impl Endpoint {
 
     /// `tcp_try_undo_dsack`.
     fn try_undo_dsack(&mut self) -> bool {
-        if self.undo_marker != SeqNum(0) && self.undo_retrans == 0 {
-            self.rack_reo_wnd_persist = (self.rack_reo_wnd_persist + 1).min(crate::rack::RACK_RECOVERY_THRESH);
+        if self.undo.marker != SeqNum(0) && self.undo.retrans == 0 {
+            self.rack.reo_wnd_persist = (self.rack.reo_wnd_persist + 1).min(crate::rack::RACK_RECOVERY_THRESH);
             self.undo_cwnd_reduction(false);
             return true;
         }
@@ -727,7 +743,7 @@ impl Endpoint {
     fn try_undo_loss(&mut self) -> bool {
         if self.may_undo() {
             self.undo_cwnd_reduction(true);
-            self.retransmits = 0;
+            self.icsk.retransmits = 0;
             if self.sack_ok {
                 self.set_ca_state(CaState::Open);
             }
@@ -738,13 +754,13 @@ impl Endpoint {
 
     /// `tcp_try_undo_partial`.
     fn try_undo_partial(&mut self, prior_snd_una: SeqNum, do_lost: &mut bool) -> bool {
-        if self.undo_marker != SeqNum(0) && self.packet_delayed() {
+        if self.undo.marker != SeqNum(0) && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una);
             if self.sk.retrans_out > 0 {
                 return true;
             }
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             self.undo_cwnd_reduction(true);
             self.try_keep_open();
@@ -812,7 +828,7 @@ impl Endpoint {
     /// `tcp_try_to_open`.
     fn try_to_open(&mut self, flag: u32) {
         if !self.any_retrans_done() {
-            self.retrans_stamp = 0;
+            self.undo.retrans_stamp = 0;
         }
         // A module that handles ECE has already cut cwnd in in_ack_event (FreeBSD
         // dctcp_cong_signal(CC_ECN): cwnd = ssthresh, no CWR state, no PRR).
@@ -925,11 +941,11 @@ impl Endpoint {
         }
         // A. ECE: a reduction is required, so undoing is not allowed.
         if ece_ack {
-            self.prior_ssthresh = 0;
+            self.undo.prior_ssthresh = 0;
         }
         // D. State exit conditions.
         if self.sk.ca_state == CaState::Open {
-            self.retrans_stamp = 0;
+            self.undo.retrans_stamp = 0;
         } else if !self.snd_una().before(self.high_seq) {
             match self.sk.ca_state {
                 CaState::Cwr

@@ -235,10 +235,10 @@ impl Endpoint {
         self.retransmit_skb_once(idx, out);
         self.rtx[idx].sacked |= SACKED_RETRANS;
         self.sk.retrans_out += 1;
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
+        if self.undo.retrans < 0 {
+            self.undo.retrans = 0;
         }
-        self.undo_retrans += 1;
+        self.undo.retrans += 1;
     }
 
     /// `__tcp_retransmit_skb`: put the skb at `idx` on the wire again.
@@ -270,8 +270,8 @@ impl Endpoint {
         self.tsorted.push_back((skb.seq, now));
         self.stats.total_retrans += 1;
         self.stats.bytes_retrans += len as u64;
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = self.ts_val();
+        if self.undo.retrans_stamp == 0 {
+            self.undo.retrans_stamp = self.ts_val();
         }
     }
 
@@ -404,7 +404,7 @@ impl Endpoint {
             return;
         }
         let idle = self.now.ns().saturating_sub(self.lsndtime);
-        let rto = self.rto.ns().max(1);
+        let rto = self.icsk.rto.ns().max(1);
         if idle < rto {
             return;
         }
@@ -424,8 +424,8 @@ impl Endpoint {
     /// `tcp_event_ack_sent`: an ACK for `rcv_nxt` went out.
     fn event_ack_sent(&mut self, rcv_nxt: SeqNum) {
         // Any ACK sent ends SACK compression.
-        self.compressed_ack = 0;
-        self.comp_sack_deadline = None;
+        self.comp_sack.compressed_ack = 0;
+        self.comp_sack.deadline = None;
         // The special DCTCP ACK for an older sequence does not cancel the delayed ACK
         // (27cde44a25 "do not cancel delay-AcK on DCTCP special ACK").
         if rcv_nxt != self.rcv_nxt() {
@@ -684,7 +684,7 @@ impl Endpoint {
             if retrans {
                 self.stats.total_retrans -= 1;
                 self.stats.bytes_retrans -= seg.len as u64;
-                self.undo_retrans -= 1;
+                self.undo.retrans -= 1;
             }
         }
     }

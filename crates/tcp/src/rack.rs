@@ -6,6 +6,29 @@ use crate::segment::Segment;
 use crate::seq::SeqNum;
 use ccsim_cc::CaState;
 
+/// RACK's state (`tp->rack`, `struct tcp_rack`).
+#[derive(Clone, Debug)]
+pub(crate) struct RackState {
+    /// Send time of the most recently sent packet delivered (`rack.mstamp`), ns.
+    pub mstamp: u64,
+    /// RTT of that packet (`rack.rtt_us`).
+    pub rtt_us: u32,
+    /// Its end sequence (`rack.end_seq`), the tie-break between equal send times.
+    pub end_seq: SeqNum,
+    /// A delivery moved RACK since the last detection (`rack.advanced`).
+    pub advanced: bool,
+    /// Reordering was seen on this connection (`rack.reord`).
+    pub reord: bool,
+    /// The adaptive reordering window (`tcp_rack_update_reo_wnd`): the window in steps of
+    /// min_rtt/4, a D-SACK pending to widen it, `delivered` when it last widened, and how many
+    /// more recoveries it persists (`reo_wnd_steps`, `dsack_seen`, `last_delivered`,
+    /// `reo_wnd_persist`).
+    pub reo_wnd_steps: u8,
+    pub dsack_seen: bool,
+    pub last_delivered: u32,
+    pub reo_wnd_persist: u8,
+}
+
 /// `TCP_TIMEOUT_MIN`: 2 jiffies, added to the reordering timeout.
 const TIMEOUT_MIN_JIFFIES: u64 = 2;
 /// `TCP_RACK_RECOVERY_THRESH`: recoveries a widened reordering window persists.
@@ -25,17 +48,17 @@ impl Endpoint {
         if rtt_us < self.sk.min_rtt_us && sacked & SACKED_RETRANS != 0 {
             return;
         }
-        self.rack_advanced = true;
-        self.rack_rtt_us = rtt_us;
-        if Self::rack_sent_after(xmit_ns, self.rack_mstamp, end_seq, self.rack_end_seq) {
-            self.rack_mstamp = xmit_ns;
-            self.rack_end_seq = end_seq;
+        self.rack.advanced = true;
+        self.rack.rtt_us = rtt_us;
+        if Self::rack_sent_after(xmit_ns, self.rack.mstamp, end_seq, self.rack.end_seq) {
+            self.rack.mstamp = xmit_ns;
+            self.rack.end_seq = end_seq;
         }
     }
 
     /// `tcp_rack_reo_wnd`.
     fn rack_reo_wnd(&self) -> u64 {
-        if !self.rack_reord {
+        if !self.rack.reord {
             if self.sk.ca_state >= CaState::Recovery {
                 return 0;
             }
@@ -44,7 +67,7 @@ impl Endpoint {
             }
         }
         let min_rtt = if self.sk.min_rtt_us == u32::MAX { 0 } else { self.sk.min_rtt_us };
-        ((min_rtt >> 2) as u64 * self.rack_reo_wnd_steps as u64).min((self.sk.srtt_us >> 3) as u64)
+        ((min_rtt >> 2) as u64 * self.rack.reo_wnd_steps as u64).min((self.sk.srtt_us >> 3) as u64)
     }
 
     /// `tcp_rack_update_reo_wnd`: widen the reordering window by min_rtt/4 (at most once per
@@ -56,23 +79,23 @@ impl Endpoint {
             return;
         }
         // A D-SACK for data sent before the last widening is not new evidence.
-        if ccsim_cc::before(prior_delivered, self.rack_last_delivered) {
-            self.rack_dsack_seen = false;
+        if ccsim_cc::before(prior_delivered, self.rack.last_delivered) {
+            self.rack.dsack_seen = false;
         }
-        if self.rack_dsack_seen {
-            self.rack_reo_wnd_steps = self.rack_reo_wnd_steps.saturating_add(1);
-            self.rack_dsack_seen = false;
-            self.rack_last_delivered = self.sk.delivered;
-            self.rack_reo_wnd_persist = RACK_RECOVERY_THRESH;
-        } else if self.rack_reo_wnd_persist == 0 {
-            self.rack_reo_wnd_steps = 1;
+        if self.rack.dsack_seen {
+            self.rack.reo_wnd_steps = self.rack.reo_wnd_steps.saturating_add(1);
+            self.rack.dsack_seen = false;
+            self.rack.last_delivered = self.sk.delivered;
+            self.rack.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.rack.reo_wnd_persist == 0 {
+            self.rack.reo_wnd_steps = 1;
         }
     }
 
     /// `tcp_rack_skb_timeout`: microseconds until the skb at `idx` counts as lost (<= 0: lost).
     pub(crate) fn rack_skb_timeout(&self, idx: usize, now_us: u64, reo_wnd: u64) -> i64 {
         let tx_us = self.rtx[idx].tx_ns / 1000;
-        self.rack_rtt_us as i64 + reo_wnd as i64 - (now_us as i64 - tx_us as i64)
+        self.rack.rtt_us as i64 + reo_wnd as i64 - (now_us as i64 - tx_us as i64)
     }
 
     /// `tcp_mark_skb_lost`.
@@ -128,7 +151,7 @@ impl Endpoint {
                 continue;
             };
             let s = self.rtx[i];
-            if !Self::rack_sent_after(self.rack_mstamp, s.tx_ns, self.rack_end_seq, s.end_seq) {
+            if !Self::rack_sent_after(self.rack.mstamp, s.tx_ns, self.rack.end_seq, s.end_seq) {
                 break;
             }
             let remaining = self.rack_skb_timeout(i, now_us, reo_wnd);
@@ -148,10 +171,10 @@ impl Endpoint {
 
     /// `tcp_rack_mark_lost`: run detection if RACK advanced; arm the reordering timer if needed.
     pub(crate) fn rack_mark_lost(&mut self) -> bool {
-        if !self.rack_advanced {
+        if !self.rack.advanced {
             return false;
         }
-        self.rack_advanced = false;
+        self.rack.advanced = false;
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
             let j = self.cfg.usecs_to_jiffies(timeout) + TIMEOUT_MIN_JIFFIES;
@@ -194,37 +217,37 @@ mod tests {
         let mut ep = Endpoint::client(TcpConfig::default(), 1);
         ep.sk.min_rtt_us = 400;
         ep.sk.srtt_us = 1000 << 3;
-        ep.rack_reord = true;
+        ep.rack.reord = true;
         assert_eq!(ep.rack_reo_wnd(), 100, "min_rtt / 4");
         // A D-SACK: the next ACK with a rate sample widens the window one step.
         ep.sk.delivered = 50;
-        ep.rack_dsack_seen = true;
+        ep.rack.dsack_seen = true;
         ep.rack_update_reo_wnd(40);
-        assert_eq!((ep.rack_reo_wnd_steps, ep.rack_reo_wnd_persist), (2, RACK_RECOVERY_THRESH));
+        assert_eq!((ep.rack.reo_wnd_steps, ep.rack.reo_wnd_persist), (2, RACK_RECOVERY_THRESH));
         assert_eq!(ep.rack_reo_wnd(), 200);
         // Another D-SACK for data sent before that widening (delivered 45 < 50) is not new.
-        ep.rack_dsack_seen = true;
+        ep.rack.dsack_seen = true;
         ep.rack_update_reo_wnd(45);
-        assert_eq!(ep.rack_reo_wnd_steps, 2);
+        assert_eq!(ep.rack.reo_wnd_steps, 2);
         // One sent after it is: a third step, bounded by srtt.
         ep.sk.delivered = 90;
-        ep.rack_dsack_seen = true;
+        ep.rack.dsack_seen = true;
         ep.rack_update_reo_wnd(60);
-        assert_eq!(ep.rack_reo_wnd_steps, 3);
+        assert_eq!(ep.rack.reo_wnd_steps, 3);
         for _ in 0..20 {
-            ep.rack_dsack_seen = true;
+            ep.rack.dsack_seen = true;
             ep.sk.delivered += 10;
             let d = ep.sk.delivered;
             ep.rack_update_reo_wnd(d - 1);
         }
         assert_eq!(ep.rack_reo_wnd(), 1000, "never more than srtt");
         // Without D-SACKs the width persists while recoveries are left, then resets.
-        ep.rack_reo_wnd_persist = 1;
+        ep.rack.reo_wnd_persist = 1;
         ep.rack_update_reo_wnd(ep.sk.delivered);
-        assert!(ep.rack_reo_wnd_steps > 1);
-        ep.rack_reo_wnd_persist = 0;
+        assert!(ep.rack.reo_wnd_steps > 1);
+        ep.rack.reo_wnd_persist = 0;
         ep.rack_update_reo_wnd(ep.sk.delivered);
-        assert_eq!(ep.rack_reo_wnd_steps, 1);
+        assert_eq!(ep.rack.reo_wnd_steps, 1);
     }
 
     /// Without losses, reordering or CE marks RACK never walks its list; acknowledged packets

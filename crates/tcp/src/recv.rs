@@ -22,6 +22,41 @@ const NUM_SACKS: usize = 4;
 /// `TCP_SACK_BLOCKS_EXPECTED`: the blocks an ACK is counted on to carry.
 const SACK_BLOCKS_EXPECTED: usize = 2;
 
+/// `icsk_ack.pending` bits.
+pub(crate) const ACK_SCHED: u8 = 1;
+pub(crate) const ACK_TIMER: u8 = 2;
+pub(crate) const ACK_PUSHED: u8 = 4;
+pub(crate) const ACK_PUSHED2: u8 = 8;
+pub(crate) const ACK_NOW: u8 = 16;
+
+/// The delayed-ACK engine (`icsk->icsk_ack`).
+#[derive(Clone, Debug)]
+pub(crate) struct AckState {
+    pub pending: u8,
+    pub quick: u32,
+    pub pingpong: u32,
+    /// Current delayed-ACK timeout (`ato`), 0 until the first data segment.
+    pub ato: u64,
+    pub timeout: SimTime,
+    pub lrcvtime: u64,
+    pub rcv_mss: u32,
+}
+
+/// SACK compression (`struct tcp_sock`: `compressed_ack`, `compressed_ack_rcv_nxt`,
+/// `dup_ack_counter`, and the `compressed_ack_timer` deadline), which `__tcp_ack_snd_check`,
+/// `tcp_compressed_ack_kick` and `tcp_event_ack_sent` keep.
+#[derive(Clone, Debug)]
+pub(crate) struct SackCompression {
+    /// ACKs held back (`compressed_ack`).
+    pub compressed_ack: u32,
+    /// rcv_nxt the duplicate-ACK count is for (`compressed_ack_rcv_nxt`).
+    pub compressed_ack_rcv_nxt: SeqNum,
+    /// Duplicate ACKs sent at once for that rcv_nxt (`dup_ack_counter`).
+    pub dup_ack_counter: u32,
+    /// When `compressed_ack_timer` fires.
+    pub deadline: Option<SimTime>,
+}
+
 impl Endpoint {
     /// `inet_csk_in_pingpong_mode`.
     pub(crate) fn in_pingpong_mode(&self) -> bool {
@@ -225,11 +260,11 @@ impl Endpoint {
 
     /// `tcp_sack_compress_send_ack`: send the ACK that SACK compression is holding back.
     fn sack_compress_send_ack(&mut self, out: &mut Vec<Segment>) {
-        if self.compressed_ack == 0 {
+        if self.comp_sack.compressed_ack == 0 {
             return;
         }
-        self.comp_sack_deadline = None;
-        self.compressed_ack = 0;
+        self.comp_sack.deadline = None;
+        self.comp_sack.compressed_ack = 0;
         self.send_ack(out);
     }
 
@@ -270,8 +305,8 @@ impl Endpoint {
             if m <= ato_min / 2 {
                 self.ack.ato = (self.ack.ato >> 1) + ato_min / 2;
             } else if m < self.ack.ato {
-                self.ack.ato = ((self.ack.ato >> 1) + m).min(self.rto.ns());
-            } else if m > self.rto.ns() {
+                self.ack.ato = ((self.ack.ato >> 1) + m).min(self.icsk.rto.ns());
+            } else if m > self.icsk.rto.ns() {
                 // A long gap: the sender may be restarting its window; ACK quickly.
                 self.incr_quickack(MAX_QUICKACKS);
             }
@@ -340,33 +375,33 @@ impl Endpoint {
         // for a given rcv_nxt go out at once (enough for fast retransmit); later ones are held
         // for 5 % of the RTT, at most tcp_comp_sack_delay_ns (1 ms), and at most
         // tcp_comp_sack_nr (44) are merged.
-        if !self.sack_ok || self.compressed_ack >= COMP_SACK_NR {
+        if !self.sack_ok || self.comp_sack.compressed_ack >= COMP_SACK_NR {
             self.send_ack(out);
             return;
         }
-        if self.compressed_ack_rcv_nxt != self.rcv_nxt() {
-            self.compressed_ack_rcv_nxt = self.rcv_nxt();
-            self.dup_ack_counter = 0;
+        if self.comp_sack.compressed_ack_rcv_nxt != self.rcv_nxt() {
+            self.comp_sack.compressed_ack_rcv_nxt = self.rcv_nxt();
+            self.comp_sack.dup_ack_counter = 0;
         }
-        if self.dup_ack_counter < FASTRETRANS_THRESH {
-            self.dup_ack_counter += 1;
+        if self.comp_sack.dup_ack_counter < FASTRETRANS_THRESH {
+            self.comp_sack.dup_ack_counter += 1;
             self.send_ack(out);
             return;
         }
-        self.compressed_ack += 1;
-        if self.comp_sack_deadline.is_some() {
+        self.comp_sack.compressed_ack += 1;
+        if self.comp_sack.deadline.is_some() {
             return;
         }
         // ccsim keeps no separate receiver RTT estimate (rcv_rtt_est); it uses srtt.
         let rtt_ns = (self.sk.srtt_us >> 3) as u64 * 1000;
         let delay = COMP_SACK_DELAY_NS.min(rtt_ns / 20);
-        self.comp_sack_deadline = Some(self.now + SimTime(delay));
+        self.comp_sack.deadline = Some(self.now + SimTime(delay));
     }
 
     /// `tcp_compressed_ack_kick`: the SACK-compression timer fired.
     pub(crate) fn compressed_ack_kick(&mut self, out: &mut Vec<Segment>) {
-        self.comp_sack_deadline = None;
-        if self.compressed_ack > 0 {
+        self.comp_sack.deadline = None;
+        if self.comp_sack.compressed_ack > 0 {
             self.send_ack(out);
         }
     }

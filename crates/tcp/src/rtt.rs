@@ -1,6 +1,25 @@
 //! RTT estimation and RTO (`tcp_rtt_estimator`, `__tcp_set_rto`, `tcp_update_rtt_min`).
 
 use crate::endpoint::Endpoint;
+use crate::seq::SeqNum;
+use ccsim_cc::MinMax;
+
+/// The RTT estimator's state (`struct tcp_sock`: `mdev_us`, `mdev_max_us`, `rttvar_us`,
+/// `rtt_seq`, `rtt_min`), which `tcp_rtt_estimator` and `tcp_update_rtt_min` keep. The
+/// smoothed RTT itself (`srtt_us`) lives in the CC's view, `Sock`.
+#[derive(Clone, Debug)]
+pub(crate) struct RttEstimator {
+    /// Mean deviation, µs << 2 (`mdev_us`).
+    pub mdev_us: u32,
+    /// The largest `mdev_us` in the last RTT (`mdev_max_us`).
+    pub mdev_max_us: u32,
+    /// Smoothed `mdev_max`, µs << 2 (`rttvar_us`), what the RTO adds to srtt.
+    pub rttvar_us: u32,
+    /// `snd_nxt` when `rttvar` was last updated (`rtt_seq`): one update per RTT.
+    pub rtt_seq: SeqNum,
+    /// Windowed min-RTT filter (`rtt_min`, `tcp_min_rtt_wlen`).
+    pub min_rtt: MinMax,
+}
 
 /// `tcp_min_rtt_wlen`: 300 s window for the min-RTT filter.
 const MIN_RTT_WLEN_US: u32 = 300_000_000;
@@ -16,34 +35,34 @@ impl Endpoint {
             srtt += m; // srtt = 7/8 srtt + 1/8 new
             if m < 0 {
                 m = -m;
-                m -= (self.mdev_us >> 2) as i64;
+                m -= (self.rtt.mdev_us >> 2) as i64;
                 // Do not let a falling RTT inflate mdev (the "Eifel" fix in tcp_rtt_estimator).
                 if m > 0 {
                     m >>= 3;
                 }
             } else {
-                m -= (self.mdev_us >> 2) as i64;
+                m -= (self.rtt.mdev_us >> 2) as i64;
             }
-            self.mdev_us = (self.mdev_us as i64 + m).max(0) as u32; // mdev = 3/4 mdev + 1/4 new
-            if self.mdev_us > self.mdev_max_us {
-                self.mdev_max_us = self.mdev_us;
-                if self.mdev_max_us > self.rttvar_us {
-                    self.rttvar_us = self.mdev_max_us;
+            self.rtt.mdev_us = (self.rtt.mdev_us as i64 + m).max(0) as u32; // mdev = 3/4 mdev + 1/4 new
+            if self.rtt.mdev_us > self.rtt.mdev_max_us {
+                self.rtt.mdev_max_us = self.rtt.mdev_us;
+                if self.rtt.mdev_max_us > self.rtt.rttvar_us {
+                    self.rtt.rttvar_us = self.rtt.mdev_max_us;
                 }
             }
-            if self.snd_una().after(self.rtt_seq) {
-                if self.mdev_max_us < self.rttvar_us {
-                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+            if self.snd_una().after(self.rtt.rtt_seq) {
+                if self.rtt.mdev_max_us < self.rtt.rttvar_us {
+                    self.rtt.rttvar_us -= (self.rtt.rttvar_us - self.rtt.mdev_max_us) >> 2;
                 }
-                self.rtt_seq = self.snd_nxt();
-                self.mdev_max_us = rto_min_us as u32;
+                self.rtt.rtt_seq = self.snd_nxt();
+                self.rtt.mdev_max_us = rto_min_us as u32;
             }
         } else {
             srtt = m << 3;
-            self.mdev_us = (m << 1) as u32;
-            self.rttvar_us = self.mdev_us.max(rto_min_us as u32);
-            self.mdev_max_us = self.rttvar_us;
-            self.rtt_seq = self.snd_nxt();
+            self.rtt.mdev_us = (m << 1) as u32;
+            self.rtt.rttvar_us = self.rtt.mdev_us.max(rto_min_us as u32);
+            self.rtt.mdev_max_us = self.rtt.rttvar_us;
+            self.rtt.rtt_seq = self.snd_nxt();
         }
         self.sk.srtt_us = srtt.max(1) as u32;
     }
@@ -51,8 +70,8 @@ impl Endpoint {
     /// `tcp_set_rto`: srtt + rttvar (rttvar >= rto_min), bounded by rto_max, in whole jiffies
     /// (`__tcp_set_rto` → `usecs_to_jiffies`).
     pub(crate) fn set_rto(&mut self) {
-        let us = (self.sk.srtt_us >> 3) as u64 + self.rttvar_us as u64;
-        self.rto = self.cfg.jiffies(self.cfg.usecs_to_jiffies(us)).min(self.cfg.rto_max);
+        let us = (self.sk.srtt_us >> 3) as u64 + self.rtt.rttvar_us as u64;
+        self.icsk.rto = self.cfg.jiffies(self.cfg.usecs_to_jiffies(us)).min(self.cfg.rto_max);
     }
 
     /// `tcp_update_rtt_min`.
@@ -60,10 +79,10 @@ impl Endpoint {
         let t = (self.now.ns() / 1000) as u32;
         let r = rtt_us.clamp(1, u32::MAX as i64) as u32;
         let v = if self.sk.min_rtt_us == u32::MAX {
-            self.min_rtt.reset(t, r);
+            self.rtt.min_rtt.reset(t, r);
             r
         } else {
-            self.min_rtt.running_min(MIN_RTT_WLEN_US, t, r)
+            self.rtt.min_rtt.running_min(MIN_RTT_WLEN_US, t, r)
         };
         self.sk.min_rtt_us = v;
     }
@@ -92,7 +111,7 @@ impl Endpoint {
         self.rtt_estimator(seq_rtt);
         self.set_rto();
         // RFC 6298 5.7: a valid RTT sample resets the backoff.
-        self.backoff = 0;
+        self.icsk.backoff = 0;
         ca_rtt
     }
 }

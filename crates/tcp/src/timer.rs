@@ -7,6 +7,19 @@ use crate::segment::Segment;
 use ccsim_cc::{CaEvent, CaState, CongestionOps};
 use ccsim_engine::SimTime;
 
+/// The retransmission timeout (`struct inet_connection_sock`: `icsk_rto`, `icsk_backoff`,
+/// `icsk_retransmits`), set by `tcp_set_rto`, backed off by `tcp_retransmit_timer` and the
+/// zero-window probe timer.
+#[derive(Clone, Debug)]
+pub(crate) struct RtoState {
+    /// `icsk_rto`: the current RTO, before backoff.
+    pub rto: SimTime,
+    /// `icsk_backoff`: the RTO doubles this many times.
+    pub backoff: u32,
+    /// `icsk_retransmits`: RTO retransmissions of the current stall.
+    pub retransmits: u32,
+}
+
 impl Endpoint {
     /// The earliest pending timer, if any.
     pub fn next_deadline(&self) -> Option<SimTime> {
@@ -18,7 +31,7 @@ impl Endpoint {
         };
         take(self.xmit_timer.map(|x| x.0));
         take(self.pacing_deadline);
-        take(self.comp_sack_deadline);
+        take(self.comp_sack.deadline);
         if self.ack.pending & ACK_TIMER != 0 {
             take(Some(self.ack.timeout));
         }
@@ -51,8 +64,8 @@ impl Endpoint {
     }
 
     fn backed_off_rto(&self) -> SimTime {
-        let mut r = self.rto;
-        for _ in 0..self.backoff.min(31) {
+        let mut r = self.icsk.rto;
+        for _ in 0..self.icsk.backoff.min(31) {
             r = SimTime(r.ns().saturating_mul(2)).min(self.cfg.rto_max);
         }
         r
@@ -66,7 +79,7 @@ impl Endpoint {
             self.xmit_retransmit_queue(out);
             self.push_pending_frames(out);
         }
-        if self.comp_sack_deadline.is_some_and(|d| d <= now) {
+        if self.comp_sack.deadline.is_some_and(|d| d <= now) {
             self.compressed_ack_kick(out);
         }
         if self.ack.pending & ACK_TIMER != 0 && self.ack.timeout <= now {
@@ -92,7 +105,7 @@ impl Endpoint {
         if self.ack.pending & ACK_SCHED != 0 {
             if self.ack.pingpong == 0 {
                 // Delayed ACK missed: inflate ato.
-                self.ack.ato = (self.ack.ato << 1).min(self.rto.ns());
+                self.ack.ato = (self.ack.ato << 1).min(self.icsk.rto.ns());
             } else {
                 // Delayed ACK missed in interactive mode: leave pingpong mode, deflate ato.
                 self.ack.pingpong = 0;
@@ -118,23 +131,25 @@ impl Endpoint {
                 self.stats.total_retrans += 1;
                 let seq = self.iss;
                 self.transmit_syn(seq, out);
-                self.backoff += 1;
+                self.icsk.backoff += 1;
                 self.reset_rto_timer();
                 return;
             }
             _ => {}
         }
-        if self.retransmits == 0 && matches!(self.sk.ca_state, CaState::Open | CaState::Cwr) && self.sk.sacked_out == 0
+        if self.icsk.retransmits == 0
+            && matches!(self.sk.ca_state, CaState::Open | CaState::Cwr)
+            && self.sk.sacked_out == 0
         {
             self.stats.other_timeouts += 1;
         }
         self.enter_loss();
         self.stats.rto_count += 1;
-        self.retransmits += 1;
+        self.icsk.retransmits += 1;
         if !self.rtx.is_empty() {
             self.retransmit_skb(0, out);
         }
-        self.backoff += 1;
+        self.icsk.backoff += 1;
         self.reset_rto_timer();
     }
 
@@ -145,9 +160,9 @@ impl Endpoint {
         self.timeout_mark_lost();
         if self.sk.ca_state <= CaState::Disorder
             || !self.high_seq.after(self.snd_una())
-            || (self.sk.ca_state == CaState::Loss && self.retransmits == 0)
+            || (self.sk.ca_state == CaState::Loss && self.icsk.retransmits == 0)
         {
-            self.prior_ssthresh = self.current_ssthresh();
+            self.undo.prior_ssthresh = self.current_ssthresh();
             self.sk.prior_cwnd = self.sk.snd_cwnd;
             self.sk.snd_ssthresh = self.cc.ssthresh(&mut self.sk);
             self.ca_event(CaEvent::Loss);
@@ -161,7 +176,7 @@ impl Endpoint {
         }
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.snd_nxt();
-        self.tlp_high_seq = None;
+        self.tlp.high_seq = None;
         self.ecn_queue_cwr();
         let _ = new_recovery; // F-RTO (RFC 5682) is not modelled: tcp_frto behaves as 0.
     }

@@ -10,19 +10,28 @@ use crate::seq::SeqNum;
 use ccsim_cc::CaState;
 use ccsim_engine::SimTime;
 
+/// The tail loss probe outstanding (`struct tcp_sock`: `tlp_high_seq`, `tlp_retrans`).
+#[derive(Clone, Debug)]
+pub(crate) struct TlpState {
+    /// `tlp_high_seq`: snd_nxt when the probe went out; None while no probe is outstanding.
+    pub high_seq: Option<SeqNum>,
+    /// `tlp_retrans`: the probe retransmitted the last segment (rather than sending new data).
+    pub retrans: bool,
+}
+
 /// `TCP_TIMEOUT_MIN_US`: 2 ms.
 const TIMEOUT_MIN_US: u64 = 2_000;
 
 impl Endpoint {
     /// `tcp_probe0_base`: max(RTO, rto_min).
     pub(crate) fn probe0_base(&self) -> SimTime {
-        self.rto.max(self.cfg.rto_min)
+        self.icsk.rto.max(self.cfg.rto_min)
     }
 
     /// `tcp_probe0_when`: the base, backed off, at most rto_max.
     fn probe0_when(&self) -> SimTime {
         let mut t = self.probe0_base();
-        for _ in 0..self.backoff.min(31) {
+        for _ in 0..self.icsk.backoff.min(31) {
             t = SimTime(t.ns().saturating_mul(2));
         }
         t.min(self.cfg.rto_max)
@@ -37,7 +46,7 @@ impl Endpoint {
     /// `tcp_ack_probe`: an ACK while nothing is in flight; stop probing once the window opened.
     pub(crate) fn ack_probe(&mut self) {
         if self.head_fits_window() {
-            self.backoff = 0;
+            self.icsk.backoff = 0;
             if matches!(self.xmit_timer, Some((_, XmitTimer::Probe0))) {
                 self.xmit_timer = None;
             }
@@ -60,11 +69,11 @@ impl Endpoint {
             self.send_probe_skb(out);
         }
         if self.sk.packets_out > 0 || self.unsent == 0 {
-            self.backoff = 0;
+            self.icsk.backoff = 0;
             return;
         }
-        if self.backoff < 15 {
-            self.backoff += 1; // tcp_retries2
+        if self.icsk.backoff < 15 {
+            self.icsk.backoff += 1; // tcp_retries2
         }
         let when = self.probe0_when();
         self.xmit_timer = Some((self.now + when, XmitTimer::Probe0));
@@ -88,10 +97,10 @@ impl Endpoint {
         };
         // Never later than the RTO would fire.
         let rto_delta_us: i64 = if advancing_rto {
-            (self.rto.ns() / 1000) as i64
+            (self.icsk.rto.ns() / 1000) as i64
         } else {
             let head_tx = self.rtx.front().map_or(self.now.ns(), |s| s.tx_ns);
-            let rto_at = head_tx + self.rto.ns();
+            let rto_at = head_tx + self.icsk.rto.ns();
             (rto_at as i64 - self.now.ns() as i64) / 1000
         };
         if rto_delta_us > 0 {
@@ -108,10 +117,10 @@ impl Endpoint {
         // The slot counts as holding the probe timer while it is handled (icsk_pending).
         self.xmit_timer = Some((self.now, XmitTimer::LossProbe));
         let probe_sent = 'probe: {
-            if self.tlp_high_seq.is_some() {
+            if self.tlp.high_seq.is_some() {
                 break 'probe false; // at most one probe outstanding
             }
-            self.tlp_retrans = false;
+            self.tlp.retrans = false;
             // New data if the window allows.
             if self.unsent > 0 {
                 let len = self.unsent.min(self.sk.mss_cache as u64) as u32;
@@ -127,11 +136,11 @@ impl Endpoint {
                 break 'probe false;
             };
             self.retransmit_skb_once(last, out);
-            self.tlp_retrans = true;
+            self.tlp.retrans = true;
             true
         };
         if probe_sent {
-            self.tlp_high_seq = Some(self.snd_nxt());
+            self.tlp.high_seq = Some(self.snd_nxt());
             self.stats.loss_probes += 1;
             self.xmit_timer = None; // rearm from now
         }
@@ -140,13 +149,13 @@ impl Endpoint {
 
     /// `tcp_process_tlp_ack`: did the probe repair a loss? Then cwnd is reduced once (CWR).
     pub(crate) fn process_tlp_ack(&mut self, ack: SeqNum, flag: u32, dsack_tlp: bool) {
-        let Some(high) = self.tlp_high_seq else { return };
+        let Some(high) = self.tlp.high_seq else { return };
         if ack.before(high) {
             return;
         }
-        if !self.tlp_retrans || dsack_tlp {
+        if !self.tlp.retrans || dsack_tlp {
             // The probe was new data, or both original and probe arrived: no loss.
-            self.tlp_high_seq = None;
+            self.tlp.high_seq = None;
         } else if ack.after(high) {
             // The probe repaired a loss: reduce cwnd as for a congestion event.
             self.init_cwnd_reduction();
@@ -154,7 +163,7 @@ impl Endpoint {
             self.end_cwnd_reduction();
             self.try_keep_open();
         } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
-            self.tlp_high_seq = None; // a pure duplicate ACK: original and probe arrived
+            self.tlp.high_seq = None; // a pure duplicate ACK: original and probe arrived
         }
     }
 }
