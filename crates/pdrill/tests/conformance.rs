@@ -41,6 +41,9 @@ fn rel(t: f64) -> TimeSpec {
 
 #[test]
 fn every_conformance_script_parses() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let dir = corpus_dir();
     let files = pkt_files(&dir);
     assert!(
@@ -91,6 +94,9 @@ fn every_conformance_script_parses() {
 
 #[test]
 fn dctcp_ce_change_immediate_ack() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = parse_ok("seed/dctcp-ce-change-immediate-ack.pkt");
     assert_eq!(s.events.len(), 19);
 
@@ -172,6 +178,9 @@ fn dctcp_ce_change_immediate_ack() {
 
 #[test]
 fn dctcp_delayed_ack_schedule_time_range() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = parse_ok("seed/dctcp-delayed-ack-schedule.pkt");
     let e = event_at(&s, 38);
     assert_eq!(e.time, TimeSpec::Range { start: Box::new(rel(0.040)), end: Box::new(rel(0.045)) });
@@ -192,6 +201,9 @@ fn dctcp_delayed_ack_schedule_time_range() {
 
 #[test]
 fn prr_code_block_asserts() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = parse_ok("upstream/fast_recovery/prr-ss-10pkt-lost-1.pkt");
     let e = event_at(&s, 31);
     assert_eq!(e.time, rel(0.01));
@@ -230,6 +242,9 @@ fn prr_code_block_asserts() {
 
 #[test]
 fn one_line_code_blocks_and_comments_in_code() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = parse_ok("upstream/cwnd_moderation/cwnd-moderation-disorder-no-moderation.pkt");
     let one = code(event_at(&s, 20));
     assert_eq!(one.asserts.len(), 1);
@@ -248,6 +263,9 @@ fn one_line_code_blocks_and_comments_in_code() {
 
 #[test]
 fn formatted_assert_message() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = parse_ok("upstream/slow_start/slow-start-ack-per-2pkt-send-5pkt.pkt");
     let c = code(event_at(&s, 27));
     let a = &c.asserts[0];
@@ -266,6 +284,9 @@ fn formatted_assert_message() {
 
 #[test]
 fn shell_commands_blocking_calls_and_timestamps() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = parse_ok("upstream/ecn/ecn-uses-ect0.pkt");
     let init = &s.events[0];
     assert_eq!((init.line, init.col), (3, 1));

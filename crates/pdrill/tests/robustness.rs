@@ -128,6 +128,9 @@ fn scripts() -> Vec<(String, String)> {
 
 #[test]
 fn every_prefix_of_every_script() {
+    if common::skip_without_corpus() {
+        return;
+    }
     for (name, src) in scripts() {
         for (i, _) in src.char_indices() {
             check(&src[..i], &format!("{name} cut at byte {i}"));
@@ -137,6 +140,9 @@ fn every_prefix_of_every_script() {
 
 #[test]
 fn every_suffix_of_some_scripts() {
+    if common::skip_without_corpus() {
+        return;
+    }
     for (name, src) in scripts().into_iter().filter(|(n, _)| n.contains("seed/") || n.contains("prr-ss-10pkt")) {
         for (i, _) in src.char_indices() {
             check(&src[i..], &format!("{name} from byte {i}"));
@@ -146,6 +152,9 @@ fn every_suffix_of_some_scripts() {
 
 #[test]
 fn random_mutations_of_every_script() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut errors = 0;
     let mut total = 0;

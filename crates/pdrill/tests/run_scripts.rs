@@ -29,6 +29,9 @@ fn all_results() -> Vec<(String, ScriptResult)> {
 /// stop at the recorded line.
 #[test]
 fn conformance_scripts_give_their_recorded_results() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let expected = common::expected_results();
     let results = all_results();
     let mut report = String::new();
@@ -61,6 +64,9 @@ fn conformance_scripts_give_their_recorded_results() {
 /// which it does not.
 #[test]
 fn the_rack_reordering_timer_ticks_at_the_kernels_hz() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let f = common::corpus_dir().join("upstream/fast_retransmit/fr-4pkt-fack-last-mss.pkt");
     let r = run_file(&f, &RunOptions { hz: 250, ..RunOptions::default() });
     assert!(r.passed, "{:?}", r.failure);
@@ -76,6 +82,9 @@ fn the_rack_reordering_timer_ticks_at_the_kernels_hz() {
 /// ("Previously the ACK below would be delayed by 40ms").
 #[test]
 fn the_seed_scripts_on_the_kernel_before_a0496ef2c2() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let old = RunOptions { dctcp_ce_ack_now: false, cwr_ack_now: false, ..RunOptions::default() };
     let r = run_file(&common::corpus_dir().join("seed/dctcp-delayed-ack-schedule.pkt"), &old);
     assert!(r.passed, "{:?}", r.failure);
@@ -87,6 +96,9 @@ fn the_seed_scripts_on_the_kernel_before_a0496ef2c2() {
 
 #[test]
 fn the_seed_ce_change_script_passes() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let r = run_file(&common::corpus_dir().join("seed/dctcp-ce-change-immediate-ack.pkt"), &RunOptions::default());
     assert!(r.passed, "{:?}", r.failure);
 }
@@ -122,6 +134,9 @@ fn line_of(script: &Path, needle: &str) -> usize {
 
 #[test]
 fn wrong_ack_number_fails_at_its_line() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = common::corpus_dir().join("seed/dctcp-ce-change-immediate-ack.pkt");
     let l = line_of(&s, "E. 2:2(0) ack 3001");
     let r = mutate(&s, l, "ack 3001", "ack 2001");
@@ -132,6 +147,9 @@ fn wrong_ack_number_fails_at_its_line() {
 
 #[test]
 fn wrong_ecn_codepoint_fails_at_its_line() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = common::corpus_dir().join("upstream/ecn/ecn-uses-ect0.pkt");
     let l = line_of(&s, "[ect0] P. 1:1001");
     let r = mutate(&s, l, "[ect0]", "[ect1]");
@@ -142,6 +160,9 @@ fn wrong_ecn_codepoint_fails_at_its_line() {
 
 #[test]
 fn wrong_cwnd_assert_fails_at_its_line() {
+    if common::skip_without_corpus() {
+        return;
+    }
     let s = common::corpus_dir().join("upstream/fast_recovery/prr-ss-10pkt-lost-1.pkt");
     let l = line_of(&s, "assert tcpi_snd_cwnd == 7");
     let r = mutate(&s, l, "== 7", "== 8");
@@ -152,6 +173,9 @@ fn wrong_cwnd_assert_fails_at_its_line() {
 
 #[test]
 fn wrong_retransmission_sequence_fails_at_its_line() {
+    if common::skip_without_corpus() {
+        return;
+    }
     // Expect a retransmission that never comes: the endpoint has nothing more to send.
     let s = common::corpus_dir().join("upstream/fast_retransmit/fr-4pkt-sack.pkt");
     let l = line_of(&s, "> . 1:1461(1460) ack 1");
