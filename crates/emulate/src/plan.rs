@@ -426,7 +426,7 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
                     ),
                 ));
             }
-            let t = host_tcp.entry(node).or_insert((cfg.clone(), field.clone()));
+            let t = host_tcp.entry(node).or_insert(((**cfg).clone(), field.clone()));
             for (name, a, bv) in [
                 ("sack", t.0.sack, cfg.sack),
                 ("timestamps", t.0.timestamps, cfg.timestamps),

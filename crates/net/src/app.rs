@@ -4,7 +4,8 @@
 use crate::conn::Side;
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::FlowKind;
+use crate::flows::{FlowKind, Lifecycle};
+use crate::lifecycle::Origin;
 use crate::packet::{Packet, Payload};
 use ccsim_engine::{EventQueue, SimTime};
 
@@ -28,6 +29,13 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 if c.completion.is_none() && c.started && c.client.all_acked() {
                     c.completion = Some(now);
                     c.end = Some(now);
+                    if let Origin::Traffic(t) = c.origin {
+                        let done = self.flow_done(ci, now);
+                        self.traffic_completed(t as usize, &done, now);
+                    }
+                }
+                if self.conns[ci].spec.lifecycle == Lifecycle::CloseWhenDone && self.close_on_eof(ci, side, now) {
+                    return AppStep::Wrote;
                 }
             }
             FlowKind::Rpc { bytes, .. } => {
@@ -59,7 +67,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         c.started = true;
         match c.spec.kind {
             FlowKind::Bulk { .. } => c.client.write_forever(now, &mut self.out),
-            FlowKind::Transfer { bytes } => c.client.write(now, bytes, &mut self.out),
+            FlowKind::Transfer { bytes } => {
+                c.client.write(now, bytes, &mut self.out);
+                if c.spec.lifecycle == Lifecycle::CloseWhenDone {
+                    c.client.close(now, &mut self.out);
+                }
+            }
             FlowKind::Rpc { bytes, .. } => {
                 c.rpc_start = now;
                 c.client.write(now, bytes, &mut self.out)

@@ -4,7 +4,8 @@
 use crate::app::AppStep;
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::FlowSpec;
+use crate::flows::{FlowSpec, Lifecycle};
+use crate::lifecycle::Origin;
 use crate::packet::{Packet, Payload};
 use crate::topology::NodeId;
 use ccsim_engine::{EventQueue, SimTime};
@@ -52,6 +53,8 @@ pub(crate) struct Conn {
     /// Each direction's source route in `Sim::paths` (`Packet::NO_PATH` if it has none),
     /// indexed by the side that sends.
     pub(crate) path: [u32; 2],
+    /// The room each direction's path has in `paths` (a reused slot rewrites it in place).
+    pub(crate) path_room: [u32; 2],
     /// Each side's host NIC when it is a lazy port (`u32::MAX` otherwise), by side.
     pub(crate) lazy_nic: [u32; 2],
     pub(crate) timer: [Option<SimTime>; 2],
@@ -62,6 +65,16 @@ pub(crate) struct Conn {
     /// RPC flows: when the current RPC was written, and the latencies of completed ones.
     pub(crate) rpc_start: SimTime,
     pub(crate) rpc_latencies: Vec<SimTime>,
+    /// The flow's number in the run.
+    pub(crate) id: u64,
+    pub(crate) origin: Origin,
+    /// How many times the slot has been reused: TSQ entries of an earlier connection in the
+    /// slot are told apart by it.
+    pub(crate) gen: u32,
+    /// Packets of the connection in the network (sent and neither delivered nor dropped).
+    pub(crate) in_flight: u32,
+    /// Closed and handed over; the slot is free.
+    pub(crate) released: bool,
 }
 
 impl Conn {
@@ -102,6 +115,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             // A source-routed segment's first port, known before the packet is written: the
             // enqueue then does not wait to read the route back from the packet just stored.
             let first = (path != Packet::NO_PATH).then(|| self.paths[path as usize] as usize);
+            self.conns[ci].in_flight += out.len() as u32;
             for seg in out.drain(..) {
                 let pkt = Packet {
                     src,
@@ -140,6 +154,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         self.resched(ci, side);
         self.return_local_drops(now);
+        if self.conns[ci].spec.lifecycle == Lifecycle::CloseWhenDone {
+            self.release_if_closed(ci, now);
+        }
     }
 
     pub(crate) fn resched(&mut self, ci: usize, side: Side) {
@@ -157,7 +174,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn timer(&mut self, ci: usize, side: Side, now: SimTime) {
         let c = &mut self.conns[ci];
         if c.timer[side.index()] != Some(now) {
-            return; // superseded by an earlier event
+            return; // superseded by an earlier event, or the connection was released
         }
         c.timer[side.index()] = None;
         self.settle_nic(ci, side, now);

@@ -3,19 +3,20 @@
 
 use crate::conn::Conn;
 use crate::event_loop::Ev;
-use crate::flows::{FlowKind, FlowSpec, PingRecord, PingSpec};
+use crate::flows::{FlowDone, FlowKind, FlowSpec, PingRecord, PingSpec};
 use crate::gro::GroBuf;
 use crate::host::LocalDrop;
+use crate::lifecycle::{EphemeralPorts, FlowSink, Origin};
 use crate::packet::Packet;
 use crate::port::{express_ports, Port};
 use crate::queue::PortQueue;
 use crate::record::{FlowSample, PortSample};
-use crate::route::trace_path;
 use crate::sim::{RunStats, SimConfig};
 use crate::switch::Switches;
-use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
+use crate::topology::{NodeKind, PortId, Routes, Topology, TopologyError};
+use crate::traffic::TrafficSlot;
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
-use ccsim_tcp::{Endpoint, Segment};
+use ccsim_tcp::Segment;
 use std::collections::VecDeque;
 
 /// The simulation itself, generic over its event list (`Sim` picks one by network size).
@@ -44,7 +45,22 @@ pub(crate) struct Core<Q> {
     pub(crate) gro: GroBuf,
     /// Per host: its only NIC when that runs fq, else u32::MAX; empty when no host runs fq.
     pub(crate) fq_nic: Vec<u32>,
+    /// Per node: its host NIC (the last, for a host with several), else u32::MAX.
+    pub(crate) host_nic: Vec<u32>,
+    /// Connection slots: the flows given up front in `0..static_flows`, then the slots of
+    /// connections traffic opened, reused once released (`free_conns`).
     pub(crate) conns: Vec<Conn>,
+    pub(crate) static_flows: usize,
+    pub(crate) free_conns: Vec<u32>,
+    /// The number the next flow opened by traffic takes.
+    pub(crate) next_flow_id: u64,
+    pub(crate) ephemeral: EphemeralPorts,
+    pub(crate) traffic: Vec<TrafficSlot>,
+    /// Flows arriving at the current `Arrival` event (a buffer kept between events).
+    pub(crate) arriving: Vec<FlowSpec>,
+    /// Where flows go when released (None: kept in `done` for the records).
+    pub(crate) sink: Option<Box<dyn FlowSink>>,
+    pub(crate) done: Vec<FlowDone>,
     pub(crate) pings: Vec<(PingSpec, PingRecord, u32)>,
     pub(crate) out: Vec<Segment>,
     /// Data segments dropped by their own host's qdisc, waiting to be handed back.
@@ -123,97 +139,71 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             .collect();
         // Empty when no host runs fq: nothing to look up before a socket runs.
         let fq_nic = if fq_nic.iter().all(|&p| p == u32::MAX) { Vec::new() } else { fq_nic };
-        let mut q = Q::default();
-        let mut conns = Vec::with_capacity(flows.len());
-        let mut paths = Vec::new();
-        let mut all_routed = true;
-        for (i, f) in flows.into_iter().enumerate() {
-            let mut rng = Rng::new(cfg.seed, 0x2000_0000 + i as u64);
-            let client = Endpoint::client(f.client.clone(), rng.next_u32());
-            let server = Endpoint::listen(f.server.clone(), rng.next_u32());
-            let flow_hash = rng.next_u32();
-            let mut trace = |a: NodeId, b: NodeId| match trace_path(&topo, &routes, a, b, flow_hash) {
-                Some(hops) => {
-                    let at = paths.len() as u32;
-                    paths.extend(hops);
-                    at
-                }
-                None => Packet::NO_PATH,
-            };
-            let path = [trace(f.src, f.dst), trace(f.dst, f.src)];
-            all_routed &= path.iter().all(|&p| p != Packet::NO_PATH);
-            let nic = |h: NodeId| match host_nic[h.0 as usize] {
-                p if p != u32::MAX && ports[p as usize].queue.lazy => p,
-                _ => u32::MAX,
-            };
-            let lazy_nic = [nic(f.src), nic(f.dst)];
-            if let Some(t) = f.connect {
-                q.schedule(t, Ev::FlowConnect(i as u32));
-            }
-            q.schedule(f.start, Ev::FlowStart(i as u32));
-            if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
-                q.schedule(t, Ev::FlowStop(i as u32));
-            }
-            conns.push(Conn {
-                client,
-                server,
-                spec: f,
-                flow_hash,
-                path,
-                lazy_nic,
-                timer: [None, None],
-                established: None,
-                end: None,
-                completion: None,
-                started: false,
-                rpc_start: SimTime::ZERO,
-                rpc_latencies: Vec::new(),
-            });
-        }
-        let pings: Vec<_> = pings
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| {
-                q.schedule(p.start, Ev::Ping(i as u32));
-                let rec = PingRecord { name: p.name.clone(), ..Default::default() };
-                (p, rec, 0)
-            })
-            .collect();
-        if cfg.sample_interval.is_some() {
-            q.schedule(SimTime::ZERO, Ev::Sample);
-        }
-        let nmon = cfg.monitor.len();
-        let nflows = conns.len();
-        let prefetch_next = ports.len() >= PREFETCH_MIN_PORTS;
-        let express = if cfg.express && all_routed && pings.is_empty() {
-            express_ports(&ports, &topo.kinds, &conns, &paths, &cfg.monitor)
-        } else {
-            Vec::new()
-        };
-        Ok(Core {
+        let nflows = flows.len();
+        let mut core = Core {
+            prefetch_next: ports.len() >= PREFETCH_MIN_PORTS,
             cfg,
             topo,
-            q,
+            q: Q::default(),
             pool: Pool::new(),
             ports,
             routes,
             switches,
-            paths,
-            prefetch_next,
-            express,
+            paths: Vec::new(),
+            express: Vec::new(),
             horizon: SimTime::ZERO,
             rx_batch: vec![Vec::new(); host_nic.len()],
+            host_nic,
             gro: GroBuf::default(),
             fq_nic,
-            conns,
-            pings,
+            conns: Vec::with_capacity(nflows),
+            static_flows: nflows,
+            free_conns: Vec::new(),
+            next_flow_id: nflows as u64,
+            ephemeral: EphemeralPorts::default(),
+            traffic: Vec::new(),
+            arriving: Vec::new(),
+            sink: None,
+            done: Vec::new(),
+            pings: Vec::new(),
             out: Vec::with_capacity(64),
             local_drops: Vec::new(),
             stats: RunStats::default(),
-            queue_samples: vec![Vec::new(); nmon],
-            queue_series: vec![Vec::new(); nmon],
+            queue_samples: Vec::new(),
+            queue_series: Vec::new(),
             flow_series: vec![Vec::new(); nflows],
-        })
+        };
+        for (i, f) in flows.into_iter().enumerate() {
+            if let Some(t) = f.connect {
+                core.q.schedule(t, Ev::FlowConnect(i as u32));
+            }
+            core.q.schedule(f.start, Ev::FlowStart(i as u32));
+            if let FlowKind::Bulk { stop: Some(t) } | FlowKind::Rpc { stop: Some(t), .. } = f.kind {
+                core.q.schedule(t, Ev::FlowStop(i as u32));
+            }
+            let conn = core.new_conn(f, i as u64, Origin::Given, [None, None]);
+            core.conns.push(conn);
+        }
+        let all_routed = core.conns.iter().all(|c| c.path.iter().all(|&p| p != Packet::NO_PATH));
+        core.pings = pings
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                core.q.schedule(p.start, Ev::Ping(i as u32));
+                let rec = PingRecord { name: p.name.clone(), ..Default::default() };
+                (p, rec, 0)
+            })
+            .collect();
+        if core.cfg.sample_interval.is_some() {
+            core.q.schedule(SimTime::ZERO, Ev::Sample);
+        }
+        let nmon = core.cfg.monitor.len();
+        core.queue_samples = vec![Vec::new(); nmon];
+        core.queue_series = vec![Vec::new(); nmon];
+        if core.cfg.express && all_routed && core.pings.is_empty() {
+            core.express = express_ports(&core.ports, &core.topo.kinds, &core.conns, &core.paths, &core.cfg.monitor);
+        }
+        Ok(core)
     }
 
     pub(crate) fn now(&self) -> SimTime {

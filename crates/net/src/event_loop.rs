@@ -21,6 +21,8 @@ pub(crate) enum Ev {
     /// A flow's connection opened ahead of its first write (`FlowSpec::connect`).
     FlowConnect(u32),
     FlowStop(u32),
+    /// A traffic's next flow arrives (`traffic.rs`).
+    Arrival(u32),
     Ping(u32),
     Sample,
     /// A host's NIC raises its receive interrupt: the packets it holds go up the stack.
@@ -53,6 +55,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),
                 Ev::FlowConnect(c) => self.flow_connect(c as usize, now),
                 Ev::FlowStop(c) => self.flow_stop(c as usize, now),
+                Ev::Arrival(t) => self.arrival(t as usize, now),
                 Ev::Ping(i) => self.ping(i as usize, now),
                 Ev::Sample => self.sample(now),
                 Ev::RxFlush(n) => self.rx_flush(n as usize, now),

@@ -4,6 +4,7 @@ use crate::record::Sockets;
 use crate::topology::NodeId;
 use ccsim_engine::SimTime;
 use ccsim_tcp::{Ecn, TcpConfig, TcpStats};
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FlowKind {
@@ -30,14 +31,33 @@ pub struct FlowSpec {
     /// the flows up and writes when the test starts.
     pub connect: Option<SimTime>,
     pub kind: FlowKind,
-    pub client: TcpConfig,
-    pub server: TcpConfig,
+    /// The sockets' settings, shared read-only by every flow that has the same.
+    pub client: Arc<TcpConfig>,
+    pub server: Arc<TcpConfig>,
+    /// Whether the connection is kept to the end of the run or closed and released.
+    pub lifecycle: Lifecycle,
     /// DSCP of the connection's packets (both directions).
     pub dscp: u8,
     /// Socket mark (`SO_MARK`), for `ss` filters.
     pub mark: u32,
     pub src_port: u16,
     pub dst_port: u16,
+}
+
+/// What becomes of a flow's connection once its application is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Lifecycle {
+    /// The connection lives to the end of the run (an iperf-like test, a fixed flow).
+    #[default]
+    Persistent,
+    /// A transfer as a short-lived connection: the client writes its bytes and calls
+    /// `close()` at once (the FIN rides on the last data segment); the server, once it has read
+    /// everything (end of file), closes too. The connection's memory is released when both
+    /// sockets are closed and none of its packets is left in the network. That last condition
+    /// stands in for TIME-WAIT: Linux keeps a time-wait socket for 60 s (`TCP_TIMEWAIT_LEN`) so
+    /// that old duplicates die before the 4-tuple is reused; here the simulator knows when the
+    /// last one has gone. Only `FlowKind::Transfer` flows close.
+    CloseWhenDone,
 }
 
 /// A ping probe: ICMP echo requests from `src` to `dst` every `interval`.
@@ -81,6 +101,32 @@ pub struct FlowRecord {
     pub rpc_latencies: Vec<SimTime>,
     /// The counters of the client and server sockets.
     pub sockets: Sockets<TcpStats>,
+}
+
+/// What a flow opened during the run did, handed over when its connection is released (or, for
+/// one still open, at the end of the run): the input of `fct.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowDone {
+    /// The flow's number in the run: flows given up front first, then arrivals in order.
+    pub id: u64,
+    /// Index of the traffic that opened it (`Sim::add_traffic` order).
+    pub traffic: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Bytes the application wrote.
+    pub size: u64,
+    /// When the flow arrived (its first write, and its connect when it opened a connection).
+    pub start: SimTime,
+    /// When its last byte was acknowledged (None: it did not complete within the run).
+    pub completion: Option<SimTime>,
+    /// Its completion time alone in the network (`ideal.rs`; None: it has no source route).
+    pub ideal: Option<SimTime>,
+    /// Whether it opened its own connection (handshake included in its time).
+    pub opened_connection: bool,
+    pub cc: &'static str,
+    pub dscp: u8,
+    pub retransmits: u64,
+    pub rto_count: u64,
 }
 
 /// RTT samples of a ping probe (in seconds) and how many requests got no reply.

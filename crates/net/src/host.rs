@@ -16,6 +16,8 @@ use ccsim_tcp::{QdiscDrop, Segment, TcpFlags};
 pub(crate) struct TsqEntry {
     pub(crate) end: SimTime,
     pub(crate) conn: u32,
+    /// The connection's `gen` when it sent: an entry outliving its connection is skipped.
+    pub(crate) gen: u32,
     pub(crate) side: Side,
     pub(crate) bytes: u64,
 }
@@ -48,12 +50,15 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// Lazy host NIC: return the TSQ budget of every transmission that ended by `now` to its
     /// socket (`tcp_wfree`); a socket that TSQ had stopped sends again (`tcp_tsq_handler`).
     pub(crate) fn settle_tsq(&mut self, pi: usize, now: SimTime) {
-        while let Some(&TsqEntry { end, conn: ci, side, bytes }) = self.ports[pi].tsq.front() {
+        while let Some(&TsqEntry { end, conn: ci, gen, side, bytes }) = self.ports[pi].tsq.front() {
             if end > now {
                 break;
             }
             self.ports[pi].tsq.pop_front();
             let c = &mut self.conns[ci as usize];
+            if c.gen != gen || c.released {
+                continue; // its connection is gone
+            }
             let ep = c.ep_mut(side);
             let throttled = ep.tsq_throttled();
             ep.tsq_release(now, bytes, &mut self.out);
@@ -81,9 +86,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         self.ports[pi].wake = None;
         self.settle_tsq(pi, now);
-        let any_throttled = self.ports[pi].tsq.iter().any(|&TsqEntry { conn: ci, side, .. }| {
+        let any_throttled = self.ports[pi].tsq.iter().any(|&TsqEntry { conn: ci, gen, side, .. }| {
             let c = &self.conns[ci as usize];
-            c.ep(side).tsq_throttled()
+            c.gen == gen && !c.released && c.ep(side).tsq_throttled()
         });
         if any_throttled {
             self.ensure_tsq_wake(pi);
@@ -188,6 +193,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         for &id in ids {
             self.pool.free(id);
         }
+        self.conns[ci].in_flight -= ids.len() as u32;
         self.settle_nic(ci, side, now);
         let c = &mut self.conns[ci];
         let ep = c.ep_mut(side);
@@ -211,6 +217,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 let c = &mut self.conns[ci];
                 let ep = c.ep_mut(side);
                 ep.on_segment(now, seg, &mut self.out);
+                c.in_flight -= 1;
                 self.pool.free(id);
                 self.after_endpoint(ci, side, now);
             }
@@ -265,7 +272,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     /// A port dropped packet `id` on arrival: a segment at its sender's own NIC goes back to its
     /// socket (see `Endpoint::on_local_drop`).
-    pub(crate) fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId) {
+    pub(crate) fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
         let port = &self.ports[pi];
         if port.from_host {
             if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
@@ -277,6 +284,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 self.local_drops.push(LocalDrop { conn, side: Side::sender(to_server), seg, cause });
             }
         }
-        self.pool.free(id);
+        self.drop_packet(id, now);
     }
 }

@@ -16,6 +16,9 @@
 //! - `host.rs`   — the host stack: TSQ, fq's room, the receive path (GRO), delivery to sockets;
 //! - `conn.rs`   — connections: endpoint output to packets, timer events;
 //! - `app.rs`    — applications (bulk, fixed-size transfers, RPCs) and ping probes;
+//! - `traffic.rs` — traffic that opens flows during the run (the `Traffic` trait);
+//! - `ideal.rs`  — a flow's completion time alone in the network (the slowdown's denominator);
+//! - `lifecycle.rs` — connections opened at any time, ephemeral ports, release after close;
 //! - `switch.rs` — switches as entities that own their ports (switch-wide state lives here);
 //! - `record.rs` — sampling, and the counters and records read at the end;
 //! - `flows.rs`  — what a flow or ping probe is asked to do, and what it did.
@@ -28,6 +31,8 @@ mod flows;
 mod fq;
 mod gro;
 mod host;
+mod ideal;
+mod lifecycle;
 mod packet;
 mod port;
 mod queue;
@@ -36,6 +41,7 @@ mod route;
 mod sim;
 mod switch;
 mod topology;
+mod traffic;
 
 /// Test helper for the `repr(C)` layouts: each (name, offset, size, line) field lies wholly in
 /// its 64-byte cache line.
@@ -46,8 +52,10 @@ fn assert_cache_lines(fields: &[(&str, usize, usize, usize)]) {
     }
 }
 
-pub use flows::{FlowKind, FlowRecord, FlowSpec, PingRecord, PingSpec};
+pub use flows::{FlowDone, FlowKind, FlowRecord, FlowSpec, Lifecycle, PingRecord, PingSpec};
 pub use fq::FqSpec;
+pub use ideal::{ideal_fct, Hop, WireSizes};
+pub use lifecycle::{FlowSink, EPHEMERAL_HIGH, EPHEMERAL_LOW};
 pub use packet::{Packet, Payload};
 pub use queue::{
     Aqm, ClassSpec, EcnMarkPoint, NonEctPolicy, QueueLimit, QueueSpec, QueueStats, RedSpec, Scheduler, Unit,
@@ -59,3 +67,4 @@ pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, Port
 pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use switch::{Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
+pub use traffic::Traffic;

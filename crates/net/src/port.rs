@@ -69,7 +69,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let (dst, hash) = (p.dst, p.flow_hash);
         match next_hop(&self.routes, node, dst, hash) {
             Some(port) => self.enqueue(port.0 as usize, id, now),
-            None => self.pool.free(id),
+            None => self.drop_packet(id, now),
         }
     }
 
@@ -90,7 +90,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,
         };
         if !queued {
-            return self.dropped_on_enqueue(pi, id);
+            return self.dropped_on_enqueue(pi, id, now);
         }
         if port.tx.is_none() && !skb_open {
             self.start_tx(pi, now);
@@ -117,7 +117,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
             if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
-                return self.dropped_on_enqueue(pi, id);
+                return self.dropped_on_enqueue(pi, id, now);
             }
             let size = pkt.size;
             let wire = size + self.cfg.l2_overhead;
@@ -139,13 +139,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 if let Payload::Tcp { conn, to_server, ref seg } = pkt.payload {
                     if seg.len > 0 {
                         let bytes = (seg.len + seg.header_len()) as u64;
-                        port.tsq.push_back(TsqEntry { end, conn, side: Side::sender(to_server), bytes });
+                        let gen = self.conns[conn as usize].gen;
+                        port.tsq.push_back(TsqEntry { end, conn, gen, side: Side::sender(to_server), bytes });
                     }
                 }
             }
             if port.loss > 0.0 && port.rng.chance(port.loss) {
                 port.link_drops += 1;
-                self.pool.free(id);
+                self.drop_packet(id, now);
                 return;
             }
             let mut at = end + port.delay;
@@ -196,9 +197,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             return;
         }
-        while let Some(d) = port.queue.dequeue(now, &mut self.pool) {
+        while let Some(d) = self.ports[pi].queue.dequeue(now, &mut self.pool) {
             match d {
-                Dequeued::Dropped(id) => self.pool.free(id),
+                Dequeued::Dropped(id) => self.drop_packet(id, now),
                 Dequeued::Send(id) => return self.begin_tx(pi, id, now),
             }
         }
@@ -241,7 +242,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         };
         if port.loss > 0.0 && port.rng.chance(port.loss) {
             port.link_drops += 1;
-            self.pool.free(id);
+            self.drop_packet(id, now);
         } else {
             let mut at = now + port.delay;
             let j = self.cfg.host_jitter.ns();
@@ -260,7 +261,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if !self.ports[pi].queue.is_empty() {
             self.start_tx(pi, now);
         }
-        if let Some((ci, side, bytes)) = tsq {
+        // (A connection whose last packet this was may have been released.)
+        if let Some((ci, side, bytes)) = tsq.filter(|&(ci, ..)| !self.conns[ci].released) {
             self.set_qdisc_room(ci, side);
             let c = &mut self.conns[ci];
             let ep = c.ep_mut(side);
@@ -290,7 +292,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         } else if let Some(sw) = self.switches.at(node) {
             self.switch_receive(sw, id, now);
         } else {
-            self.pool.free(id); // a host never forwards
+            self.drop_packet(id, now); // a host never forwards
         }
     }
 }

@@ -4,7 +4,7 @@
 use crate::conn::Conn;
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::{FlowRecord, FlowSpec, PingRecord};
+use crate::flows::{FlowDone, FlowRecord, FlowSpec, PingRecord};
 use crate::queue::QueueStats;
 use crate::sim::{EventList, RunStats};
 use crate::topology::{PortId, Topology};
@@ -38,7 +38,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
         }
         if self.cfg.series {
-            for (i, c) in self.conns.iter().enumerate() {
+            for (i, c) in self.conns[..self.static_flows].iter().enumerate() {
                 let s = c.client.sock();
                 let bytes_acked = c.client.stats().bytes_acked;
                 self.flow_series[i].push(FlowSample { t: now, cwnd: s.snd_cwnd, bytes_acked, srtt_us: s.srtt_us >> 3 });
@@ -77,7 +77,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     }
 
     pub(crate) fn flow_specs(&self) -> Vec<&FlowSpec> {
-        self.conns.iter().map(|c| &c.spec).collect()
+        self.conns[..self.static_flows].iter().map(|c| &c.spec).collect()
     }
 
     /// `tcp_info` of a flow's client and server sockets.
@@ -134,7 +134,16 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 }
             })
             .collect();
-        let flows = self.conns.iter().map(|c| self.flow_record(c)).collect();
+        let flows = self.conns[..self.static_flows].iter().map(|c| self.flow_record(c)).collect();
+        // Flows traffic opened that are still open: handed over as they stand, completed or not.
+        for ci in self.static_flows..self.conns.len() {
+            if !self.conns[ci].released {
+                let done = self.flow_done(ci, duration);
+                self.hand_over(done);
+            }
+        }
+        // The sink is dropped here, with the network: a writer it holds is flushed.
+        self.sink = None;
         Records {
             stats: self.stats,
             event_list,
@@ -144,6 +153,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             flows,
             flow_series: std::mem::take(&mut self.flow_series),
             pings: std::mem::take(&mut self.pings).into_iter().map(|(_, r, _)| r).collect(),
+            done: std::mem::take(&mut self.done),
             topology: self.topo,
         }
     }
@@ -215,6 +225,9 @@ pub struct Records {
     /// Per flow: its sender sampled at each interval, when series are kept.
     pub flow_series: Vec<Vec<FlowSample>>,
     pub pings: Vec<PingRecord>,
+    /// Flows opened by traffic, in the order they were released (those still open at the end
+    /// last), unless a `FlowSink` took them.
+    pub done: Vec<FlowDone>,
 }
 
 /// The warm-up cut, the one place it is computed: the index of the first sample taken at or

@@ -4,8 +4,10 @@
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowSpec, PingSpec};
+use crate::lifecycle::FlowSink;
 use crate::record::{PortCounters, Records, Sockets};
 use crate::topology::{PortId, Routes, Topology, TopologyError};
+use crate::traffic::Traffic;
 use ccsim_engine::{HeapQueue, SimTime, WheelQueue};
 use ccsim_tcp::{TcpInfo, TcpStats};
 
@@ -65,6 +67,13 @@ pub struct RunStats {
     pub data_packets_delivered: u64,
     pub packets_delivered: u64,
     pub pool_high_water: usize,
+    /// Flows opened by traffic during the run, and those released again.
+    pub flows_opened: u64,
+    pub flows_released: u64,
+    /// Most connections open at once (flows given up front included).
+    pub conns_high_water: usize,
+    /// Flows that could not connect: their host had no free ephemeral port.
+    pub connect_failures: u64,
 }
 
 /// Networks with at least this many ports keep their events on a timing wheel, smaller ones in a
@@ -165,6 +174,15 @@ impl Sim {
     /// A port's transmit counters, as they are now.
     pub fn port_counters(&self, p: PortId) -> PortCounters {
         core!(&self.0, c => c.port_counters(p))
+    }
+    /// Add traffic that opens flows during the run (before running).
+    pub fn add_traffic(&mut self, traffic: Box<dyn Traffic>) {
+        core!(&mut self.0, c => c.add_traffic(traffic))
+    }
+    /// Hand flows opened by traffic to `sink` as they are released (and, at the end, those
+    /// still open) instead of keeping them for `Records::done`.
+    pub fn set_flow_sink(&mut self, sink: Box<dyn FlowSink>) {
+        core!(&mut self.0, c => c.sink = Some(sink))
     }
     /// End the run and hand over its records; the network is dropped.
     pub fn into_records(self) -> Records {

@@ -10,8 +10,10 @@ use crate::units::{
     DurationRange::{NonNegative, Positive},
 };
 use ccsim_engine::{Rng, SimTime};
-use ccsim_net::{FlowKind, FlowSpec, NodeId, NodeKind, Routes, Topology};
+use ccsim_net::{FlowKind, FlowSpec, Lifecycle, NodeId, NodeKind, Routes, Topology};
 use ccsim_tcp::TcpConfig;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The client of the n-th flow uses port 40000 + n (wrapping), every server port 5001.
 const CLIENT_PORT_BASE: u16 = 40000;
@@ -137,7 +139,8 @@ fn flow_entry(
     let dst = host(topo, &f.dst, &format!("{field}.dst"))?;
     check_path(routes, topo, src, dst, &format!("{field}.dst"))?;
     let client = client_config(s, f)?;
-    let server = server_config(&client, f);
+    let server = Arc::new(server_config(&client, f));
+    let client = Arc::new(client);
     let times = FlowTimes::of(f, &field)?;
     let kind = flow_kind(f, times.stop, &field)?;
     if f.dscp > 63 {
@@ -157,6 +160,7 @@ fn flow_entry(
             kind: kind.clone(),
             client: client.clone(),
             server: server.clone(),
+            lifecycle: Lifecycle::Persistent,
             dscp: f.dscp,
             mark: f.mark,
             src_port: client_port(flows.len()),
@@ -193,7 +197,7 @@ pub(super) fn traffic(
     routes: &Routes,
     first: usize,
 ) -> Result<Vec<FlowSpec>> {
-    let client = tcp_config(&s.tcp, tr.cc.unwrap_or(s.tcp.cc))?;
+    let client = Arc::new(tcp_config(&s.tcp, tr.cc.unwrap_or(s.tcp.cc))?);
     if tr.dscp > 63 {
         return Err(Error::new("traffic.dscp", format!("{} is out of range; allowed 0..=63", tr.dscp)));
     }
@@ -214,6 +218,7 @@ pub(super) fn traffic(
             kind: FlowKind::Bulk { stop },
             client: client.clone(),
             server: client.clone(),
+            lifecycle: Lifecycle::Persistent,
             dscp: tr.dscp,
             mark: 0,
             src_port: client_port(first + i),
@@ -244,12 +249,42 @@ fn permutation(s: &Scenario, topo: &Topology, routes: &Routes) -> Result<Vec<(No
 /// through it, and its BPF sock_ops program answers `BPF_SOCK_OPS_BASE_RTT` (the server's peer is
 /// the client).
 pub(super) fn apply_host_settings(flows: &mut [FlowSpec], topo: &Topology, programs: &BaseRttPrograms) {
-    let paced = fq_pacing_nodes(topo);
+    let mut hosts = HostSettings::new(topo, programs);
     for f in flows {
-        f.client.fq = paced[f.src.0 as usize];
-        f.server.fq = paced[f.dst.0 as usize];
-        f.client.base_rtt_us = programs.reply(f.src, f.dst, f.client.cc);
-        f.server.base_rtt_us = programs.reply(f.dst, f.src, f.server.cc);
+        f.client = hosts.socket(&f.client, f.src, f.dst);
+        f.server = hosts.socket(&f.server, f.dst, f.src);
+    }
+}
+
+/// A host's say in its sockets' settings (fq pacing, the BPF base-RTT reply), applied to a
+/// flow's configuration: every distinct result is built once and shared by the flows that use
+/// it (a thousand flows with the same settings hold one `TcpConfig`).
+pub struct HostSettings<'a> {
+    paced: Vec<bool>,
+    programs: &'a BaseRttPrograms,
+    /// (the configuration it came from, fq, base RTT) -> the shared result.
+    made: HashMap<(usize, bool, Option<u32>), Arc<TcpConfig>>,
+    /// Keeps every configuration a key points to alive, so that no address is reused.
+    bases: Vec<Arc<TcpConfig>>,
+}
+
+impl<'a> HostSettings<'a> {
+    pub fn new(topo: &Topology, programs: &'a BaseRttPrograms) -> Self {
+        HostSettings { paced: fq_pacing_nodes(topo), programs, made: HashMap::new(), bases: Vec::new() }
+    }
+
+    /// `base` as host `host`'s socket towards `peer`.
+    pub fn socket(&mut self, base: &Arc<TcpConfig>, host: NodeId, peer: NodeId) -> Arc<TcpConfig> {
+        let fq = self.paced[host.0 as usize];
+        let rtt = self.programs.reply(host, peer, base.cc);
+        if base.fq == fq && base.base_rtt_us == rtt {
+            return base.clone();
+        }
+        let key = (Arc::as_ptr(base) as usize, fq, rtt);
+        if !self.made.contains_key(&key) {
+            self.bases.push(base.clone());
+        }
+        self.made.entry(key).or_insert_with(|| Arc::new(TcpConfig { fq, base_rtt_us: rtt, ..(**base).clone() })).clone()
     }
 }
 

@@ -1,0 +1,73 @@
+//! Traffic that opens flows while the run goes on (workload generators): the one small trait a
+//! new kind of traffic implements, and the event that asks each for its arrivals.
+//!
+//! A traffic keeps one pending `Ev::Arrival` at a time, at its next arrival, so a workload of
+//! millions of flows holds one event and the flows now open, never the flows to come.
+
+use crate::core::Core;
+use crate::event_loop::Ev;
+use crate::flows::{FlowDone, FlowSpec};
+use ccsim_engine::{EventQueue, SimTime};
+
+/// A source of flows arriving during the run.
+///
+/// The simulator asks `next_arrival`, and at that time calls `arrive`, which appends the flows
+/// arriving then (each opens its own connection from an ephemeral port) and moves on. A flow's
+/// completion is reported back through `completed`, for traffic whose next arrival depends on
+/// it (closed-loop clients, query aggregators).
+pub trait Traffic {
+    /// When the next flow arrives (None: no more flows, unless `completed` brings one).
+    fn next_arrival(&self) -> Option<SimTime>;
+    /// The flows arriving at `now`, which is `next_arrival()`.
+    fn arrive(&mut self, now: SimTime, flows: &mut Vec<FlowSpec>);
+    /// A flow this traffic opened had all its data acknowledged.
+    fn completed(&mut self, _now: SimTime, _flow: &FlowDone) {}
+}
+
+/// A traffic in the simulation, with its pending arrival event.
+pub(crate) struct TrafficSlot {
+    pub(crate) source: Box<dyn Traffic>,
+    pub(crate) pending: Option<SimTime>,
+}
+
+impl<Q: EventQueue<Ev>> Core<Q> {
+    pub(crate) fn add_traffic(&mut self, source: Box<dyn Traffic>) {
+        // Its flows' paths are not known yet: no port may take a packet ahead of its arrival.
+        self.express.clear();
+        self.traffic.push(TrafficSlot { source, pending: None });
+        self.schedule_arrival(self.traffic.len() - 1);
+    }
+
+    /// Keep traffic `t`'s `Arrival` event pending at its next arrival.
+    pub(crate) fn schedule_arrival(&mut self, t: usize) {
+        let slot = &mut self.traffic[t];
+        if let Some(at) = slot.source.next_arrival() {
+            if slot.pending.is_none_or(|p| at < p) {
+                slot.pending = Some(at);
+                self.q.schedule(at, Ev::Arrival(t as u32));
+            }
+        }
+    }
+
+    pub(crate) fn arrival(&mut self, t: usize, now: SimTime) {
+        if self.traffic[t].pending != Some(now) {
+            return; // superseded by an earlier arrival
+        }
+        self.traffic[t].pending = None;
+        let mut flows = std::mem::take(&mut self.arriving);
+        while self.traffic[t].source.next_arrival().is_some_and(|at| at <= now) {
+            self.traffic[t].source.arrive(now, &mut flows);
+        }
+        for spec in flows.drain(..) {
+            self.open_flow(spec, t as u32, now);
+        }
+        self.arriving = flows;
+        self.schedule_arrival(t);
+    }
+
+    /// A flow of traffic `t` completed: tell it, and keep its next arrival scheduled.
+    pub(crate) fn traffic_completed(&mut self, t: usize, done: &FlowDone, now: SimTime) {
+        self.traffic[t].source.completed(now, done);
+        self.schedule_arrival(t);
+    }
+}
