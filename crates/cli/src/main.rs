@@ -119,7 +119,18 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let resolved = scenario::resolved_toml(&s);
     let start = std::time::Instant::now();
     let mut last = 0.0f64;
-    let outcome = scenario::run_built(built, |t, total| {
+    let dir = PathBuf::from(&out);
+    // Workloads' flows go to fct.csv as they finish: the directory is made first, and an old
+    // summary.json removed (a directory without one is an interrupted run).
+    let fct_csv = if built.workloads.is_empty() {
+        None
+    } else {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+        let _ = std::fs::remove_file(dir.join("summary.json"));
+        let f = dir.join("fct.csv");
+        Some(std::fs::File::create(&f).map_err(|e| format!("{}: cannot create: {e}", f.display()))?)
+    };
+    let outcome = scenario::run_built_to(built, fct_csv, |t, total| {
         if quiet {
             return;
         }
@@ -135,11 +146,11 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
             );
             let _ = std::io::stderr().flush();
         }
-    });
+    })
+    .map_err(|e| format!("{}: cannot write fct.csv: {e}", dir.display()))?;
     if !quiet && last > 0.0 {
         eprintln!();
     }
-    let dir = PathBuf::from(&out);
     scenario::write_results(&outcome, &resolved, &dir)
         .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
     if !quiet {
@@ -174,6 +185,11 @@ pub(crate) fn print_summary(s: &scenario::Summary, dir: &std::path::Path) {
             "ping {}: p50 {:.3} ms, p99 {:.3} ms ({}/{} answered)",
             p.name, p.p50_ms, p.p99_ms, p.received, p.sent
         );
+    }
+    if let Some(fct) = &s.fct {
+        for line in fct.lines() {
+            eprintln!("{line}");
+        }
     }
     eprintln!("results in {}", dir.display());
 }

@@ -196,6 +196,13 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     let topo = &b.topo;
     let mut notes = Vec::new();
     // --- fields the kernel path cannot honour ---
+    if !s.workloads.is_empty() {
+        return Err(refuse(
+            file,
+            "workloads",
+            "generated workloads (flows opened during the run) are simulated only; emulation runs [[flows]]",
+        ));
+    }
     if s.tcp.cwr_ack != AckTiming::Now {
         return Err(refuse(
             file,

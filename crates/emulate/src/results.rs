@@ -356,6 +356,7 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         queues,
         flows,
         pings,
+        fct: None,
     };
     if !r.interrupted {
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;

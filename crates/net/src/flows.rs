@@ -42,6 +42,9 @@ pub struct FlowSpec {
     pub mark: u32,
     pub src_port: u16,
     pub dst_port: u16,
+    /// Flows a traffic opened together (an incast round: its completion is its last flow's);
+    /// 0: none.
+    pub group: u64,
 }
 
 /// What becomes of a flow's connection once its application is done.
@@ -111,6 +114,8 @@ pub struct FlowDone {
     pub id: u64,
     /// Index of the traffic that opened it (`Sim::add_traffic` order).
     pub traffic: u32,
+    /// Its group (`FlowSpec::group`).
+    pub group: u64,
     pub src: NodeId,
     pub dst: NodeId,
     /// Bytes the application wrote.

@@ -67,4 +67,6 @@ pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, Port
 pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use switch::{Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
-pub use traffic::Traffic;
+pub use traffic::{
+    Cdf, CdfError, FlowSizes, FlowTemplate, Incast, Poisson, PoissonSender, Rounds, SocketsFor, Traffic,
+};

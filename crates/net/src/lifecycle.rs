@@ -149,6 +149,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let done = FlowDone {
                 id,
                 traffic,
+                group: spec.group,
                 src: spec.src,
                 dst: spec.dst,
                 size: flow_size(&spec.kind),
@@ -242,6 +243,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 Origin::Traffic(t) => t,
                 Origin::Given => u32::MAX,
             },
+            group: c.spec.group,
             src: c.spec.src,
             dst: c.spec.dst,
             size: flow_size(&c.spec.kind),
@@ -327,11 +329,11 @@ pub(crate) fn flow_size(kind: &FlowKind) -> u64 {
 
 /// A sink for flows as they finish: `fct.csv` written while the run goes on, so that a run of
 /// millions of flows keeps none of them in memory.
-pub trait FlowSink {
+pub trait FlowSink: Send {
     fn flow_done(&mut self, done: FlowDone);
 }
 
-impl<F: FnMut(FlowDone)> FlowSink for F {
+impl<F: FnMut(FlowDone) + Send> FlowSink for F {
     fn flow_done(&mut self, done: FlowDone) {
         self(done)
     }

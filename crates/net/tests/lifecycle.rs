@@ -7,9 +7,7 @@ use ccsim_cc::CcKind;
 use ccsim_engine::SimTime;
 use ccsim_net::*;
 use ccsim_tcp::TcpConfig;
-use std::cell::RefCell;
-use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// One transfer at a time: the next arrives when the previous one's data is acknowledged.
 struct OneAfterAnother {
@@ -42,6 +40,7 @@ impl Traffic for OneAfterAnother {
             mark: 0,
             src_port: 0,
             dst_port: 5001,
+            group: 0,
         });
     }
     fn completed(&mut self, now: SimTime, _flow: &FlowDone) {
@@ -96,10 +95,10 @@ fn run(n: u64) -> (RunStats, Seen) {
     let tcp = Arc::new(TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() });
     let mut sim = Sim::new(cfg, t, vec![], vec![]).unwrap();
     sim.add_traffic(Box::new(OneAfterAnother { next: Some(SimTime::ZERO), left: n, src: a, dst: b, tcp, bytes: 3000 }));
-    let seen = Rc::new(RefCell::new(Seen { ids_in_order: true, at_least_ideal: true, ..Seen::default() }));
+    let seen = Arc::new(Mutex::new(Seen { ids_in_order: true, at_least_ideal: true, ..Seen::default() }));
     let sink = seen.clone();
     sim.set_flow_sink(Box::new(move |f: FlowDone| {
-        let mut s = sink.borrow_mut();
+        let mut s = sink.lock().unwrap();
         s.flows += 1;
         if let Some(c) = f.completion {
             s.completed += 1;
@@ -112,7 +111,7 @@ fn run(n: u64) -> (RunStats, Seen) {
     }));
     sim.run();
     let stats = sim.into_records().stats;
-    let seen = Rc::try_unwrap(seen).ok().expect("the sink is dropped with the network").into_inner();
+    let seen = Arc::try_unwrap(seen).ok().expect("the sink is dropped with the network").into_inner().unwrap();
     (stats, seen)
 }
 

@@ -64,6 +64,7 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
             mark: 0,
             src_port: 40000 + i as u16,
             dst_port: 5001,
+            group: 0,
         })
         .collect();
     let cfg = SimConfig {

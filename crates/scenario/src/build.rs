@@ -8,6 +8,9 @@ mod flows;
 mod queues;
 mod tcp;
 mod topology;
+mod workloads;
+
+pub use workloads::{parse_cdf, Workload, BUILTIN_CDFS};
 
 use crate::error::{Error, Result};
 use crate::spec::{self, Scenario};
@@ -31,6 +34,8 @@ pub struct Built {
     /// Names of the monitored ports ("from->to"), in `cfg.monitor` order.
     pub monitor_names: Vec<String>,
     pub warmup: SimTime,
+    /// `[[workloads]]`: traffic generated during the run.
+    pub workloads: Vec<Workload>,
 }
 
 /// Resolve the scenario.
@@ -48,6 +53,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         flows.extend(generated);
     }
     flows::apply_host_settings(&mut flows, &topo, &base_rtt);
+    let workloads = workloads::workloads(s, &topo, &routes, &base_rtt, run_duration)?;
     let pings = pings(s, &topo, &routes)?;
     let monitored = monitored_ports(&s.record, &topo)?;
     let record = RecordTimes::of(&s.record, run_duration)?;
@@ -65,7 +71,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         express: true,
         event_list: Default::default(),
     };
-    Ok(Built { cfg, topo, routes, flows, pings, monitor_names: monitored.names, warmup: record.warmup })
+    Ok(Built { cfg, topo, routes, flows, pings, monitor_names: monitored.names, warmup: record.warmup, workloads })
 }
 
 impl From<spec::PingEcn> for Ecn {

@@ -7,14 +7,20 @@
 mod addr;
 mod build;
 mod error;
+mod fct;
 mod results;
 pub mod spec;
 mod units;
 
 pub use addr::{host_addresses, host_ipv4};
-pub use build::{build, Built};
+pub use build::{build, parse_cdf, Built, Workload, BUILTIN_CDFS};
 pub use error::{Error, Result};
-pub use results::{run_built, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Summary};
+pub use fct::{FctCollector, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
+/// Read and parse a scenario file (`load`, under a name that says what it loads).
+pub use load as load_scenario;
+pub use results::{
+    run_built, run_built_to, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Summary,
+};
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
 
@@ -79,7 +85,9 @@ fn value_path(text: &str, at: usize) -> Option<String> {
 pub fn load(path: &std::path::Path) -> Result<Scenario> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Error::new("", format!("cannot read: {e}")).in_file(&file))?;
-    parse(&text, &file)
+    let mut s = parse(&text, &file)?;
+    s.dir = path.parent().map(|d| if d.as_os_str().is_empty() { std::path::Path::new(".") } else { d }.to_path_buf());
+    Ok(s)
 }
 
 /// The resolved configuration: the scenario with every default filled in, as TOML.

@@ -1,6 +1,7 @@
 //! Running a built scenario and writing its results: `summary.json`, CSV time series, SVG plots.
 
 use crate::build::Built;
+use crate::fct::{FctCollector, FctReport};
 use ccsim_engine::SimTime;
 use ccsim_net::{FlowKind, FlowSample, Records, Sim};
 use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
@@ -92,6 +93,9 @@ pub struct Summary {
     pub queues: Vec<QueueSummary>,
     pub flows: Vec<FlowSummary>,
     pub pings: Vec<PingSummary>,
+    /// Flow completion times of the workloads' flows (scenarios with `[[workloads]]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct: Option<FctReport>,
 }
 
 /// A finished run: the summary plus the records for CSVs and plots.
@@ -108,16 +112,38 @@ fn round6(x: f64) -> f64 {
 }
 
 /// Run a built scenario to the end, reporting progress (simulated seconds) to `progress`.
-pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcome {
+pub fn run_built(b: Built, progress: impl FnMut(SimTime, SimTime)) -> Outcome {
+    run_built_to(b, None, progress).expect("no fct.csv to write")
+}
+
+/// As `run_built`, writing the workloads' flows to `fct_csv` (`fct.csv`) while the run goes on.
+pub fn run_built_to(
+    b: Built,
+    fct_csv: Option<std::fs::File>,
+    mut progress: impl FnMut(SimTime, SimTime),
+) -> std::io::Result<Outcome> {
     let duration = b.cfg.duration;
     let interval = b.cfg.sample_interval.unwrap_or(SimTime::from_ms(1));
     let warmup = b.warmup;
     let seed = b.cfg.seed;
     let names = b.monitor_names.clone();
+    let collector = if b.workloads.is_empty() {
+        None
+    } else {
+        let names = b.workloads.iter().map(|w| w.name.clone()).collect();
+        Some(FctCollector::new(b.topo.names.clone(), names, fct_csv)?)
+    };
     let mut sim =
         Sim::with_routes(b.cfg, b.topo, b.routes, b.flows, b.pings).expect("routes were checked when building");
+    for w in b.workloads {
+        sim.add_traffic(w.traffic);
+    }
+    if let Some(c) = &collector {
+        sim.set_flow_sink(c.sink());
+    }
     sim.run_until(duration, |t| progress(t, duration));
     let records = sim.into_records();
+    let fct = collector.map(|c| c.finish(warmup)).transpose()?;
     let mut queues = Vec::new();
     for (k, port) in records.ports.iter().enumerate() {
         let mut h = IntHistogram::new();
@@ -216,8 +242,9 @@ pub fn run_built(b: Built, mut progress: impl FnMut(SimTime, SimTime)) -> Outcom
         queues,
         flows,
         pings,
+        fct,
     };
-    Outcome { summary, records, built_names: names, interval, warmup }
+    Ok(Outcome { summary, records, built_names: names, interval, warmup })
 }
 
 fn file_name(port: &str) -> String {
@@ -306,6 +333,21 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             }
         }
         w.flush()?;
+    }
+    if let Some(fct) = &out.summary.fct {
+        let mut plot = Plot::new("FCT slowdown by flow size", "flow size (log10 bytes)", "slowdown");
+        for w in &fct.workloads {
+            for (label, pick) in [("p50", 0), ("p99", 1)] {
+                let pts: Vec<(f64, f64)> = w
+                    .equal_count_bins
+                    .iter()
+                    .filter(|b| b.max_size_bytes > 0)
+                    .map(|b| ((b.max_size_bytes as f64).log10(), if pick == 0 { b.p50 } else { b.p99 }))
+                    .collect();
+                plot.series.push(Series::new(format!("{} {label}", w.name), pts));
+            }
+        }
+        std::fs::write(dir.join("fct_slowdown.svg"), plot.to_svg(900, 420))?;
     }
     let json = serde_json::to_string_pretty(&out.summary).map_err(std::io::Error::other)?;
     let mut f = std::fs::File::create(dir.join("summary.json"))?;

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 mod choice;
 pub use choice::{
-    by_name, quoted_names, AckTiming, AqmKind, Choice, FlowKind, MarkAt, NodeKind, NonEct, PingEcn, QueueUnit,
-    SchedulerKind, TcpEcn, TopologyKind, TrafficPattern,
+    by_name, quoted_names, AckTiming, AqmKind, Choice, Destinations, FlowKind, MarkAt, NodeKind, NonEct, PingEcn,
+    QueueUnit, SchedulerKind, TcpEcn, TopologyKind, TrafficPattern, WorkloadKind,
 };
 
 /// A whole scenario.
@@ -44,12 +44,19 @@ pub struct Scenario {
     /// Generated traffic (added after `flows`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<Traffic>,
+    /// `[[workloads]]`: traffic generated during the run (flow arrivals from a size
+    /// distribution, incast rounds), mixable with each other and with `flows`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<Workload>,
     /// `[[base_rtt]]`: the BPF sock_ops program's replies to `BPF_SOCK_OPS_BASE_RTT`, as ordered
     /// rules (the first that matches a connection decides; none: no reply).
     #[serde(default)]
     pub base_rtt: Vec<BaseRtt>,
     #[serde(default)]
     pub record: Record,
+    /// The directory of the scenario file (CDF files are named relative to it); not in the file.
+    #[serde(skip)]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -668,6 +675,56 @@ pub struct Flow {
     /// Number of identical flows this entry stands for (default 1), named name-0, name-1, ...
     #[serde(default = "d_one")]
     pub count: u32,
+}
+
+/// A workload: flows arriving during the run, each a short-lived connection (connect, write,
+/// close) from an ephemeral port of its sender.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Name in `fct.csv` and the summary (default "workload<i>").
+    #[serde(default)]
+    pub name: String,
+    /// "poisson" or "incast" (required).
+    pub kind: WorkloadKind,
+    /// Flow sizes: a built-in distribution ("websearch", "datamining", "hadoop", "alistorage"),
+    /// a CDF file (path relative to the scenario file), or a fixed size ("64KB"). Required.
+    pub sizes: String,
+    /// Poisson: the offered load of each sender, as a fraction of its link rate (0 < load < 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// The hosts that send (poisson) or take part (incast: senders and receivers); default every
+    /// host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Poisson: where a sender's flows go, uniformly among the allowed hosts of `hosts`
+    /// (default "any").
+    #[serde(default = "d_destinations")]
+    pub destinations: Destinations,
+    /// Incast: senders per round (required for incast).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_in: Option<u32>,
+    /// Incast: a round every `interval`, the first at `start` ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Quantity>,
+    /// ... or Poisson rounds at this many per second (one of the two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_per_s: Option<f64>,
+    /// Congestion control of its flows (default: `tcp.cc`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "by_name::option")]
+    pub cc: Option<CcKind>,
+    /// DSCP of its packets (default 0).
+    #[serde(default)]
+    pub dscp: u8,
+    /// When arrivals begin (default "0s") and end (default: the end of the run).
+    #[serde(default = "d_zero")]
+    pub start: Quantity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Quantity>,
+}
+
+fn d_destinations() -> Destinations {
+    Destinations::Any
 }
 
 /// Generated traffic: `pattern = "permutation"` makes every host send one bulk flow to another

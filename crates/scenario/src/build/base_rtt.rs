@@ -13,6 +13,7 @@ const BASE_RTT_MAX_US: u64 = 4_290_000;
 /// One `[[base_rtt]]` rule, resolved: the hosts whose BPF program contains it (per node; `None`:
 /// every host's) and its `ccsim_cc` rules: the fewest address prefixes covering exactly the
 /// 10.0.0.N addresses of its `dst` hosts, or a single /0 rule when it names no destination.
+#[derive(Clone)]
 struct BaseRttEntry {
     src: Option<Vec<bool>>,
     rules: Vec<BaseRttRule>,
@@ -51,6 +52,7 @@ fn prefixes(addrs: &[u32]) -> Vec<(u32, u8)> {
 /// The `[[base_rtt]]` rules as the BPF sock_ops program of every host: a host's program is the
 /// rules whose `src` names it (or that have no `src`), in file order, evaluated by
 /// [`ccsim_cc::base_rtt_for`] on the peer's address and the connection's congestion control.
+#[derive(Clone)]
 pub(super) struct BaseRttPrograms {
     entries: Vec<BaseRttEntry>,
     /// Per node: the host's address (`None` for switches).

@@ -165,6 +165,7 @@ fn flow_entry(
             mark: f.mark,
             src_port: client_port(flows.len()),
             dst_port: SERVER_PORT,
+            group: 0,
         });
     }
     Ok(())
@@ -223,6 +224,7 @@ pub(super) fn traffic(
             mark: 0,
             src_port: client_port(first + i),
             dst_port: SERVER_PORT,
+            group: 0,
         })
         .collect())
 }
@@ -249,7 +251,7 @@ fn permutation(s: &Scenario, topo: &Topology, routes: &Routes) -> Result<Vec<(No
 /// through it, and its BPF sock_ops program answers `BPF_SOCK_OPS_BASE_RTT` (the server's peer is
 /// the client).
 pub(super) fn apply_host_settings(flows: &mut [FlowSpec], topo: &Topology, programs: &BaseRttPrograms) {
-    let mut hosts = HostSettings::new(topo, programs);
+    let mut hosts = HostSettings::new(topo, programs.clone());
     for f in flows {
         f.client = hosts.socket(&f.client, f.src, f.dst);
         f.server = hosts.socket(&f.server, f.dst, f.src);
@@ -259,22 +261,22 @@ pub(super) fn apply_host_settings(flows: &mut [FlowSpec], topo: &Topology, progr
 /// A host's say in its sockets' settings (fq pacing, the BPF base-RTT reply), applied to a
 /// flow's configuration: every distinct result is built once and shared by the flows that use
 /// it (a thousand flows with the same settings hold one `TcpConfig`).
-pub struct HostSettings<'a> {
+pub(super) struct HostSettings {
     paced: Vec<bool>,
-    programs: &'a BaseRttPrograms,
+    programs: BaseRttPrograms,
     /// (the configuration it came from, fq, base RTT) -> the shared result.
     made: HashMap<(usize, bool, Option<u32>), Arc<TcpConfig>>,
     /// Keeps every configuration a key points to alive, so that no address is reused.
     bases: Vec<Arc<TcpConfig>>,
 }
 
-impl<'a> HostSettings<'a> {
-    pub fn new(topo: &Topology, programs: &'a BaseRttPrograms) -> Self {
+impl HostSettings {
+    pub(super) fn new(topo: &Topology, programs: BaseRttPrograms) -> Self {
         HostSettings { paced: fq_pacing_nodes(topo), programs, made: HashMap::new(), bases: Vec::new() }
     }
 
     /// `base` as host `host`'s socket towards `peer`.
-    pub fn socket(&mut self, base: &Arc<TcpConfig>, host: NodeId, peer: NodeId) -> Arc<TcpConfig> {
+    pub(super) fn socket(&mut self, base: &Arc<TcpConfig>, host: NodeId, peer: NodeId) -> Arc<TcpConfig> {
         let fq = self.paced[host.0 as usize];
         let rtt = self.programs.reply(host, peer, base.cc);
         if base.fq == fq && base.base_rtt_us == rtt {

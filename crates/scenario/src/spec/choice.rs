@@ -223,6 +223,29 @@ choice! {
 }
 
 choice! {
+    /// What a `[[workloads]]` entry generates (`workloads[].kind`).
+    WorkloadKind {
+        /// Open-loop Poisson flow arrivals per sender at a target load.
+        Poisson = "poisson",
+        /// Rounds of `fan_in` synchronised responses to one receiver.
+        Incast = "incast",
+    }
+}
+
+choice! {
+    /// Where a workload's flows may go (`workloads[].destinations`). A host's rack is the switch
+    /// it is attached to; a pod is the racks that share an upstream switch (a fat tree's pods).
+    Destinations {
+        /// Any other host.
+        Any = "any",
+        SameRack = "same-rack",
+        OtherRack = "other-rack",
+        SamePod = "same-pod",
+        OtherPod = "other-pod",
+    }
+}
+
+choice! {
     /// The IP ECN field of ping packets (`pings[].ecn`).
     PingEcn {
         NotEct = "not-ect",

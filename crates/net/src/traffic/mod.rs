@@ -4,10 +4,60 @@
 //! A traffic keeps one pending `Ev::Arrival` at a time, at its next arrival, so a workload of
 //! millions of flows holds one event and the flows now open, never the flows to come.
 
+mod incast;
+mod poisson;
+mod sizes;
+
+pub use incast::{Incast, Rounds};
+pub use poisson::{Poisson, PoissonSender};
+pub use sizes::{Cdf, CdfError, FlowSizes};
+
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::{FlowDone, FlowSpec};
+use crate::flows::{FlowDone, FlowKind, FlowSpec, Lifecycle};
+use crate::record::Sockets;
+use crate::topology::NodeId;
 use ccsim_engine::{EventQueue, SimTime};
+use ccsim_tcp::TcpConfig;
+use std::sync::Arc;
+
+/// The sockets' settings of a flow from one host to another (each host has its say: fq
+/// pacing, a BPF base-RTT reply), shared by every flow with the same.
+pub type SocketsFor = Arc<dyn Fn(NodeId, NodeId) -> Sockets<Arc<TcpConfig>> + Send + Sync>;
+
+/// What every flow of a traffic has in common; the traffic picks hosts, sizes and times.
+#[derive(Clone)]
+pub struct FlowTemplate {
+    pub name: String,
+    pub sizes: Arc<FlowSizes>,
+    pub sockets: SocketsFor,
+    pub dscp: u8,
+    pub mark: u32,
+    pub dst_port: u16,
+}
+
+impl FlowTemplate {
+    /// A short-lived transfer of `size` bytes from `src` to `dst`, arriving at `now`.
+    pub fn flow(&self, src: NodeId, dst: NodeId, size: u64, now: SimTime, group: u64) -> FlowSpec {
+        let Sockets { client, server } = (self.sockets)(src, dst);
+        FlowSpec {
+            name: self.name.clone(),
+            src,
+            dst,
+            start: now,
+            connect: None,
+            kind: FlowKind::Transfer { bytes: size },
+            client,
+            server,
+            lifecycle: Lifecycle::CloseWhenDone,
+            dscp: self.dscp,
+            mark: self.mark,
+            src_port: 0,
+            dst_port: self.dst_port,
+            group,
+        }
+    }
+}
 
 /// A source of flows arriving during the run.
 ///
@@ -15,7 +65,7 @@ use ccsim_engine::{EventQueue, SimTime};
 /// arriving then (each opens its own connection from an ephemeral port) and moves on. A flow's
 /// completion is reported back through `completed`, for traffic whose next arrival depends on
 /// it (closed-loop clients, query aggregators).
-pub trait Traffic {
+pub trait Traffic: Send {
     /// When the next flow arrives (None: no more flows, unless `completed` brings one).
     fn next_arrival(&self) -> Option<SimTime>;
     /// The flows arriving at `now`, which is `next_arrival()`.

@@ -1,0 +1,365 @@
+//! Flow completion times of the flows workloads open: `fct.csv` written while the run goes on,
+//! and the analysis researchers report — slowdown (FCT over the flow's ideal FCT) by flow size,
+//! in fixed bins and in equal-count bins as HPCC's `fct_analysis.py` makes them, group (incast
+//! round) completion times, timeouts — for `summary.json`, the end of `ccsim run` and a plot.
+
+use ccsim_engine::SimTime;
+use ccsim_net::{FlowDone, FlowSink};
+use serde::Serialize;
+use std::io::{BufWriter, Write};
+use std::sync::{Arc, Mutex};
+
+/// What the analysis keeps of a flow (a few words; the full row is in `fct.csv`).
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    workload: u32,
+    size: u64,
+    start: SimTime,
+    /// FCT and slowdown (None: not completed).
+    fct: Option<SimTime>,
+    slowdown: f64,
+    rtos: u32,
+    group: u64,
+}
+
+/// Collects finished flows: streams each as a row of `fct.csv` (when writing one) and keeps
+/// its point for the analysis.
+pub struct FctCollector {
+    inner: Arc<Mutex<Collected>>,
+}
+
+struct Collected {
+    hosts: Vec<String>,
+    workloads: Vec<String>,
+    csv: Option<BufWriter<std::fs::File>>,
+    error: Option<std::io::Error>,
+    points: Vec<Point>,
+}
+
+/// The header of `fct.csv`.
+pub const FCT_CSV_HEADER: &str =
+    "id,workload,group,src,dst,size_bytes,start_s,end_s,fct_s,ideal_fct_s,slowdown,retransmits,rtos,cc";
+
+/// Seconds with nanosecond precision, as written in `fct.csv`.
+fn secs(t: SimTime) -> String {
+    format!("{}.{:09}", t.ns() / 1_000_000_000, t.ns() % 1_000_000_000)
+}
+
+impl FctCollector {
+    /// A collector writing `fct.csv` to `csv` (None: analysis only); `hosts` are the topology's
+    /// node names, `workloads` the workloads' names in `Sim::add_traffic` order.
+    pub fn new(hosts: Vec<String>, workloads: Vec<String>, csv: Option<std::fs::File>) -> std::io::Result<Self> {
+        let mut csv = csv.map(BufWriter::new);
+        if let Some(w) = &mut csv {
+            writeln!(w, "{FCT_CSV_HEADER}")?;
+        }
+        Ok(FctCollector {
+            inner: Arc::new(Mutex::new(Collected { hosts, workloads, csv, error: None, points: Vec::new() })),
+        })
+    }
+
+    /// The sink to hand the simulation; this collector keeps its own handle.
+    pub fn sink(&self) -> Box<dyn FlowSink> {
+        let inner = self.inner.clone();
+        Box::new(move |f: FlowDone| inner.lock().expect("not poisoned").add(&f))
+    }
+
+    /// The analysis, once the simulation (and with it the sink) is gone; `fct.csv` is flushed.
+    pub fn finish(self, warmup: SimTime) -> std::io::Result<FctReport> {
+        let mut c = Arc::try_unwrap(self.inner)
+            .ok()
+            .expect("the simulation and its sink are dropped")
+            .into_inner()
+            .expect("not poisoned");
+        if let Some(e) = c.error.take() {
+            return Err(e);
+        }
+        if let Some(w) = &mut c.csv {
+            w.flush()?;
+        }
+        Ok(analyse(&c.points, &c.workloads, warmup))
+    }
+}
+
+impl Collected {
+    fn add(&mut self, f: &FlowDone) {
+        let fct = f.completion.map(|c| c - f.start);
+        let slowdown = match (fct, f.ideal) {
+            (Some(t), Some(i)) if i.ns() > 0 => t.ns() as f64 / i.ns() as f64,
+            _ => f64::NAN,
+        };
+        if let Some(w) = &mut self.csv {
+            let opt = |t: Option<SimTime>| t.map(secs).unwrap_or_default();
+            let r = writeln!(
+                w,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                f.id,
+                self.workloads.get(f.traffic as usize).map_or("", |s| s.as_str()),
+                f.group,
+                self.hosts[f.src.0 as usize],
+                self.hosts[f.dst.0 as usize],
+                f.size,
+                secs(f.start),
+                opt(f.completion),
+                opt(fct),
+                opt(f.ideal),
+                if slowdown.is_nan() { String::new() } else { format!("{slowdown:.6}") },
+                f.retransmits,
+                f.rto_count,
+                f.cc,
+            );
+            if let Err(e) = r {
+                self.error.get_or_insert(e);
+            }
+        }
+        self.points.push(Point {
+            workload: f.traffic,
+            size: f.size,
+            start: f.start,
+            fct,
+            slowdown,
+            rtos: f.rto_count as u32,
+            group: f.group,
+        });
+    }
+}
+
+/// Slowdown statistics of one bin of flows.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SlowdownBin {
+    /// "<100KB", "100KB-1MB", ... for fixed bins; for equal-count bins the largest size in it.
+    pub bin: String,
+    pub max_size_bytes: u64,
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// Completion of groups of flows opened together (incast rounds): the time from the round's
+/// start to its last flow's completion.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GroupTimes {
+    pub groups: u64,
+    /// Groups whose every flow completed.
+    pub completed: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+}
+
+/// The analysis of one workload's flows (those that arrived at or after the warm-up).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WorkloadFct {
+    pub name: String,
+    /// Flows that arrived after the warm-up.
+    pub flows: u64,
+    pub completed: u64,
+    /// Arrived and not completed by the end of the run (reported, never dropped).
+    pub unfinished: u64,
+    /// Flows that had at least one retransmission timeout, and the timeouts in all.
+    pub flows_with_timeouts: u64,
+    pub timeouts: u64,
+    /// Payload bytes of the completed flows.
+    pub bytes_completed: u64,
+    pub bins: Vec<SlowdownBin>,
+    /// 20 bins of 5 % of the flows each, by size (HPCC's `fct_analysis.py -s 5`).
+    pub equal_count_bins: Vec<SlowdownBin>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<GroupTimes>,
+}
+
+/// `summary.json`'s `fct`: per workload, and how many flows arrived before the warm-up.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FctReport {
+    pub before_warmup: u64,
+    pub workloads: Vec<WorkloadFct>,
+}
+
+/// The fixed size bins: upper bounds (exclusive) and names.
+pub const FIXED_BINS: [(u64, &str); 4] =
+    [(100_000, "<100KB"), (1_000_000, "100KB-1MB"), (10_000_000, "1MB-10MB"), (u64::MAX, ">=10MB")];
+
+/// Nearest-rank percentile of sorted values.
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+fn bin_of(name: String, pts: &[&Point]) -> SlowdownBin {
+    let mut s: Vec<f64> = pts.iter().map(|p| p.slowdown).filter(|x| !x.is_nan()).collect();
+    s.sort_by(f64::total_cmp);
+    let mean = if s.is_empty() { f64::NAN } else { s.iter().sum::<f64>() / s.len() as f64 };
+    SlowdownBin {
+        bin: name,
+        max_size_bytes: pts.iter().map(|p| p.size).max().unwrap_or(0),
+        count: s.len() as u64,
+        mean: round6(mean),
+        p50: round6(pct(&s, 50.0)),
+        p95: round6(pct(&s, 95.0)),
+        p99: round6(pct(&s, 99.0)),
+    }
+}
+
+fn analyse(points: &[Point], workloads: &[String], warmup: SimTime) -> FctReport {
+    let before_warmup = points.iter().filter(|p| p.start < warmup).count() as u64;
+    let mut out = Vec::new();
+    for (wi, name) in workloads.iter().enumerate() {
+        let pts: Vec<&Point> = points.iter().filter(|p| p.workload == wi as u32 && p.start >= warmup).collect();
+        let done: Vec<&Point> = pts.iter().copied().filter(|p| p.fct.is_some()).collect();
+        let mut bins = Vec::new();
+        let mut lo = 0;
+        for (hi, label) in FIXED_BINS {
+            let b: Vec<&Point> = done.iter().copied().filter(|p| p.size >= lo && p.size < hi).collect();
+            if !b.is_empty() {
+                bins.push(bin_of(label.to_string(), &b));
+            }
+            lo = hi;
+        }
+        let mut by_size = done.clone();
+        by_size.sort_by_key(|p| p.size);
+        let mut equal = Vec::new();
+        let n = by_size.len();
+        if n > 0 {
+            for k in 0..20 {
+                let (a, b) = (k * n / 20, (k + 1) * n / 20);
+                if a < b {
+                    let chunk = &by_size[a..b];
+                    let max = chunk.last().map_or(0, |p| p.size);
+                    equal.push(bin_of(max.to_string(), chunk));
+                }
+            }
+        }
+        // Groups: a round's completion is its last flow's; a round with an unfinished flow has none.
+        let mut groups: std::collections::BTreeMap<u64, (SimTime, Option<SimTime>, bool)> = Default::default();
+        for p in pts.iter().filter(|p| p.group != 0) {
+            let e = groups.entry(p.group).or_insert((p.start, None, true));
+            match p.fct {
+                Some(f) => e.1 = Some(e.1.map_or(p.start + f, |t: SimTime| t.max(p.start + f))),
+                None => e.2 = false,
+            }
+        }
+        let group_times = (!groups.is_empty()).then(|| {
+            let mut ms: Vec<f64> = groups
+                .values()
+                .filter(|g| g.2)
+                .filter_map(|&(s, end, _)| end.map(|e| (e - s).secs_f64() * 1e3))
+                .collect();
+            ms.sort_by(f64::total_cmp);
+            GroupTimes {
+                groups: groups.len() as u64,
+                completed: ms.len() as u64,
+                p50_ms: round6(pct(&ms, 50.0)),
+                p99_ms: round6(pct(&ms, 99.0)),
+                p999_ms: round6(pct(&ms, 99.9)),
+                max_ms: round6(ms.last().copied().unwrap_or(f64::NAN)),
+            }
+        });
+        out.push(WorkloadFct {
+            name: name.clone(),
+            flows: pts.len() as u64,
+            completed: done.len() as u64,
+            unfinished: (pts.len() - done.len()) as u64,
+            flows_with_timeouts: pts.iter().filter(|p| p.rtos > 0).count() as u64,
+            timeouts: pts.iter().map(|p| p.rtos as u64).sum(),
+            bytes_completed: done.iter().map(|p| p.size).sum(),
+            bins,
+            equal_count_bins: equal,
+            groups: group_times,
+        });
+    }
+    FctReport { before_warmup, workloads: out }
+}
+
+impl FctReport {
+    /// The lines `ccsim run` prints: per workload, completed and unfinished flows, timeouts, and
+    /// slowdown by fixed size bin.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for w in &self.workloads {
+            v.push(format!(
+                "workload {}: {} flows after warm-up, {} completed, {} unfinished, {} with timeouts ({} RTOs)",
+                w.name, w.flows, w.completed, w.unfinished, w.flows_with_timeouts, w.timeouts
+            ));
+            for b in &w.bins {
+                v.push(format!(
+                    "  slowdown {:>10}: {:>7} flows, mean {:.2} p50 {:.2} p95 {:.2} p99 {:.2}",
+                    b.bin, b.count, b.mean, b.p50, b.p95, b.p99
+                ));
+            }
+            if let Some(g) = &w.groups {
+                v.push(format!(
+                    "  rounds: {} ({} completed), completion p50 {:.3} ms p99 {:.3} ms p99.9 {:.3} ms",
+                    g.groups, g.completed, g.p50_ms, g.p99_ms, g.p999_ms
+                ));
+            }
+        }
+        if self.before_warmup > 0 {
+            v.push(format!("({} flows arrived before the warm-up and are left out above)", self.before_warmup));
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(size: u64, fct_us: Option<u64>, slowdown: f64, group: u64) -> Point {
+        Point {
+            workload: 0,
+            size,
+            start: SimTime::from_ms(10),
+            fct: fct_us.map(SimTime::from_us),
+            slowdown,
+            rtos: 0,
+            group,
+        }
+    }
+
+    #[test]
+    fn bins_percentiles_and_groups_by_hand() {
+        let mut pts: Vec<Point> = (1..=100).map(|i| p(1000 * i, Some(100), i as f64, 0)).collect();
+        pts.push(p(5_000_000, None, f64::NAN, 0));
+        // Two rounds: one done (last at 300 us), one with an unfinished flow.
+        pts.push(p(2000, Some(100), 1.0, 1));
+        pts.push(p(2000, Some(300), 3.0, 1));
+        pts.push(p(2000, None, f64::NAN, 2));
+        pts.push(Point { start: SimTime::from_ms(1), ..p(10, Some(1), 1.0, 0) });
+        let r = analyse(&pts, &["w".to_string()], SimTime::from_ms(5));
+        assert_eq!(r.before_warmup, 1);
+        let w = &r.workloads[0];
+        assert_eq!((w.flows, w.completed, w.unfinished), (104, 102, 2));
+        // <100KB: sizes 1..99 KB (99 flows, slowdown 1..99) and the two 2 KB round flows.
+        let b = &w.bins[0];
+        assert_eq!((b.bin.as_str(), b.count), ("<100KB", 101));
+        assert_eq!(w.bins[1].count, 1, "100 KB itself is in 100KB-1MB");
+        assert_eq!(w.equal_count_bins.len(), 20);
+        assert_eq!(w.equal_count_bins.iter().map(|b| b.count).sum::<u64>(), 102);
+        let g = w.groups.as_ref().unwrap();
+        assert_eq!((g.groups, g.completed), (2, 1));
+        assert_eq!(g.p50_ms, 0.3);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(|i| i as f64).collect();
+        assert_eq!((pct(&v, 50.0), pct(&v, 95.0), pct(&v, 99.0), pct(&v, 100.0)), (50.0, 95.0, 99.0, 100.0));
+        assert_eq!(pct(&[7.0], 99.9), 7.0);
+    }
+
+    #[test]
+    fn times_are_written_to_the_nanosecond() {
+        assert_eq!(secs(SimTime::from_ns(1_000_000_001)), "1.000000001");
+        assert_eq!(secs(SimTime::from_us(250)), "0.000250000");
+    }
+}
