@@ -67,6 +67,19 @@ const BENCHES: &[Bench] = &[
         default: false,
         toml: || star_dctcp_jitter("S1-noise", 2, "2s", "2us"),
     },
+    Bench {
+        name: "S4",
+        what:
+            "k = 8 fat tree (128 hosts), WebSearch flows at 50 % load, DCTCP, 10 Gb/s, K = 65, 0.25 s (0.05 s warm-up)",
+        default: true,
+        toml: || fat_tree_websearch(8, "0.25s", "0.05s"),
+    },
+    Bench {
+        name: "S4-k16",
+        what: "S4 at k = 16 (1024 hosts), 0.03 s (0.01 s warm-up)",
+        default: false,
+        toml: || fat_tree_websearch(16, "0.03s", "0.01s"),
+    },
     Bench { name: "smoke", what: "S1 for 0.1 s", default: false, toml: || star_dctcp("smoke", 2, "0.1s") },
 ];
 
@@ -151,6 +164,41 @@ series = false
     )
 }
 
+/// S4: a k-ary fat tree as S3's, each host offering half its link rate in WebSearch flows
+/// (Poisson arrivals, uniform destinations), each flow a connection of its own.
+fn fat_tree_websearch(k: u32, duration: &str, warmup: &str) -> String {
+    format!(
+        r#"description = "bench S4: k = {k} fat tree, WebSearch at 50 % load, DCTCP"
+
+[run]
+seed = 1
+duration = "{duration}"
+
+[tcp]
+cc = "dctcp"
+
+{QUEUE}
+[topology]
+type = "fattree"
+k = {k}
+rate = "10Gbps"
+delay = "5us"
+switch_queue = "dctcp"
+host_jitter = "0us"
+
+[[workloads]]
+name = "websearch"
+kind = "poisson"
+sizes = "websearch"
+load = 0.5
+
+[record]
+warmup = "{warmup}"
+series = false
+"#
+    )
+}
+
 /// What one run measured (the line `ccsim bench --one` prints).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Run {
@@ -163,6 +211,9 @@ struct Run {
     peak_rss_kib: u64,
     /// The event list the run used: "heap" or "wheel" (by network size).
     event_list: String,
+    /// Workload flows completed after the warm-up (benchmarks with workloads).
+    #[serde(default)]
+    flows_completed: u64,
 }
 
 /// One row of the report: a benchmark over its runs.
@@ -185,6 +236,8 @@ struct Row {
     peak_rss_kib: u64,
     /// The event list: "heap" or "wheel".
     event_list: String,
+    /// Workload flows completed after the warm-up.
+    flows_completed: u64,
     repeat: usize,
     /// How this binary was built (`build_kind`).
     build: &'static str,
@@ -246,6 +299,7 @@ fn run_one(b: &Bench) -> Result<Run, String> {
         wall_s,
         peak_rss_kib: peak_rss_kib()?,
         event_list: o.records.event_list.name().to_string(),
+        flows_completed: o.summary.fct.as_ref().map_or(0, |f| f.workloads.iter().map(|w| w.completed).sum()),
     })
 }
 
@@ -315,6 +369,7 @@ fn row(b: &Bench, runs: Vec<Run>) -> Result<Row, String> {
         packets_per_cpu_s_max: rates.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
         event_list: first.event_list.clone(),
+        flows_completed: first.flows_completed,
         repeat: runs.len(),
         build: build_kind(),
         runs,
@@ -355,6 +410,9 @@ fn table(rows: &[Row]) -> String {
             range,
             r.peak_rss_kib as f64 / 1024.0
         ));
+    }
+    for r in rows.iter().filter(|r| r.flows_completed > 0) {
+        t.push_str(&format!("{}: {} workload flows completed after the warm-up\n", r.name, r.flows_completed));
     }
     if repeat > 1 {
         t.push_str(&format!("CPU s and pkts/CPU-s: median of {repeat} runs; peak RSS: largest.\n"));

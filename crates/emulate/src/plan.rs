@@ -372,6 +372,13 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
             FlowKind::Bulk { .. } => FlowKindPlan::Bulk,
             FlowKind::Transfer { bytes } => FlowKindPlan::Transfer { bytes: *bytes },
             FlowKind::Rpc { bytes, .. } => FlowKindPlan::Rpc { bytes: *bytes },
+            FlowKind::Exchange { .. } => {
+                return Err(refuse(
+                    file,
+                    &field,
+                    "request/response exchanges come from [[workloads]], which are simulated only",
+                ))
+            }
         };
         let stop_ns = match &f.kind {
             FlowKind::Bulk { stop } | FlowKind::Rpc { stop, .. } => stop.map(|t| t.ns()),

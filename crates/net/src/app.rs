@@ -49,6 +49,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     return AppStep::Wrote;
                 }
             }
+            FlowKind::Exchange { .. } => {
+                if self.exchange_step(ci, side, now) {
+                    return AppStep::Wrote;
+                }
+            }
             FlowKind::Bulk { .. } => {}
         }
         AppStep::Idle
@@ -77,6 +82,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 c.rpc_start = now;
                 c.client.write(now, bytes, &mut self.out)
             }
+            FlowKind::Exchange { request, .. } => c.client.write(now, request, &mut self.out),
         }
         if c.spec.connect.is_none() {
             c.client.connect(now, &mut self.out);

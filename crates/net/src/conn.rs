@@ -75,6 +75,26 @@ pub(crate) struct Conn {
     pub(crate) in_flight: u32,
     /// Closed and handed over; the slot is free.
     pub(crate) released: bool,
+    /// A pooled connection's current exchange (None: idle, or not pooled).
+    pub(crate) msg: Option<Message>,
+}
+
+/// An exchange in progress on a pooled connection: the flow it is, and the byte counts that
+/// mark its steps (cumulative `bytes_received` of each side).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Message {
+    pub(crate) id: u64,
+    pub(crate) start: SimTime,
+    pub(crate) group: u64,
+    /// It opened the connection (its time includes the handshake).
+    pub(crate) opened: bool,
+    pub(crate) request: u64,
+    pub(crate) response: u64,
+    /// The server has the whole request when its `bytes_received` reaches this ...
+    pub(crate) server_has_request: u64,
+    /// ... and the client the whole response at this.
+    pub(crate) client_has_response: u64,
+    pub(crate) responded: bool,
 }
 
 impl Conn {

@@ -13,10 +13,11 @@ use crate::queue::PortQueue;
 use crate::record::{FlowSample, PortSample};
 use crate::sim::{RunStats, SimConfig};
 use crate::switch::Switches;
-use crate::topology::{NodeKind, PortId, Routes, Topology, TopologyError};
+use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use crate::traffic::TrafficSlot;
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
 use ccsim_tcp::Segment;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 
 /// The simulation itself, generic over its event list (`Sim` picks one by network size).
@@ -61,6 +62,8 @@ pub(crate) struct Core<Q> {
     /// Where flows go when released (None: kept in `done` for the records).
     pub(crate) sink: Option<Box<dyn FlowSink>>,
     pub(crate) done: Vec<FlowDone>,
+    /// Idle pooled connections per (traffic, client host, server host).
+    pub(crate) pools: HashMap<(u32, NodeId, NodeId), Vec<u32>>,
     pub(crate) pings: Vec<(PingSpec, PingRecord, u32)>,
     pub(crate) out: Vec<Segment>,
     /// Data segments dropped by their own host's qdisc, waiting to be handed back.
@@ -165,6 +168,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             arriving: Vec::new(),
             sink: None,
             done: Vec::new(),
+            pools: HashMap::new(),
             pings: Vec::new(),
             out: Vec::with_capacity(64),
             local_drops: Vec::new(),

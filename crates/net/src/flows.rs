@@ -16,6 +16,10 @@ pub enum FlowKind {
     /// acknowledged, send the next, until `stop` (or the end of the run). Each RPC's latency
     /// (write to last byte acknowledged) is recorded.
     Rpc { bytes: u64, stop: Option<SimTime> },
+    /// A request and its response over one connection (a query to a worker): the client
+    /// writes `request` bytes; the server, once it has read them all, writes `response` bytes;
+    /// the exchange completes when the client has received the whole response.
+    Exchange { request: u64, response: u64 },
 }
 
 /// One TCP connection from `src` (the client, which sends) to `dst` (the server).
@@ -61,6 +65,10 @@ pub enum Lifecycle {
     /// that old duplicates die before the 4-tuple is reused; here the simulator knows when the
     /// last one has gone. Only `FlowKind::Transfer` flows close.
     CloseWhenDone,
+    /// One of a pool of persistent connections per (traffic, client host, server host): a flow
+    /// takes an idle connection of its pair if there is one (no handshake), else opens a new
+    /// one, and gives it back when done. Pooled connections stay open to the end of the run.
+    Pooled,
 }
 
 /// A ping probe: ICMP echo requests from `src` to `dst` every `interval`.

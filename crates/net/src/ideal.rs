@@ -87,6 +87,25 @@ pub fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, w: &WireSizes, handshake: 
     shake + data_arrival(fwd, size, w) + one_way(rev, (w.header + w.l2) as u64)
 }
 
+/// The ideal completion time of an exchange: the request's `request` bytes over `fwd`, then the
+/// response's `response` bytes over `rev`, complete when the response's last byte arrives (with
+/// the handshake when the exchange opened its connection).
+pub fn ideal_exchange(
+    fwd: &[Hop],
+    rev: &[Hop],
+    request: u64,
+    response: u64,
+    w: &WireSizes,
+    handshake: bool,
+) -> SimTime {
+    let shake = if handshake {
+        one_way(fwd, (w.syn + w.l2) as u64) + one_way(rev, (w.synack + w.l2) as u64)
+    } else {
+        SimTime::ZERO
+    };
+    shake + data_arrival(fwd, request, w) + data_arrival(rev, response, w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +140,13 @@ mod tests {
         // Packet 4 leaves the bottleneck at 840 + 4 * 8400; the last starts there and takes
         // 1200 ns, then 120 ns at the last hop (which packet 4 has left by then).
         assert_eq!(d, SimTime::from_ns(840 + 4 * 8_400 + 1_200 + 120));
+    }
+
+    #[test]
+    fn an_exchange_is_the_request_one_way_then_the_response_back() {
+        let h = [hop(1, 10)];
+        // 1000 bytes each way: 8 400 + 10 000 ns twice, no ACK to wait for.
+        assert_eq!(ideal_exchange(&h, &h, 1000, 1000, &W, false), SimTime::from_ns(2 * 18_400));
     }
 
     #[test]

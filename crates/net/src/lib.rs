@@ -68,5 +68,6 @@ pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use switch::{Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 pub use traffic::{
-    Cdf, CdfError, FlowSizes, FlowTemplate, Incast, Poisson, PoissonSender, Rounds, SocketsFor, Traffic,
+    Aggregator, Cdf, CdfError, FlowSizes, FlowTemplate, Incast, Poisson, PoissonSender, Query, Rounds, SocketsFor,
+    Traffic,
 };

@@ -7,11 +7,12 @@
 //! (`Sim::add_traffic`) take a free slot, or a new one: the table is as long as the most
 //! connections ever open at once, never the number of flows so far.
 
+use crate::conn::Message;
 use crate::conn::{Conn, Side};
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowDone, FlowKind, FlowSpec, Lifecycle};
-use crate::ideal::{ideal_fct, Hop, WireSizes};
+use crate::ideal::{ideal_exchange, ideal_fct, Hop, WireSizes};
 use crate::packet::{Packet, Payload};
 use crate::route::trace_path;
 use crate::topology::NodeId;
@@ -135,6 +136,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             gen: 0,
             in_flight: 0,
             released: false,
+            msg: None,
         }
     }
 
@@ -144,6 +146,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn open_flow(&mut self, mut spec: FlowSpec, traffic: u32, now: SimTime) {
         let id = self.next_flow_id;
         self.next_flow_id += 1;
+        let pooled = spec.lifecycle == Lifecycle::Pooled;
+        if pooled {
+            if let Some(ci) = self.pools.get_mut(&(traffic, spec.src, spec.dst)).and_then(|idle| idle.pop()) {
+                return self.start_exchange(ci as usize, id, &spec, false, now);
+            }
+        }
         let Some(port) = self.ephemeral.take(spec.src) else {
             self.stats.connect_failures += 1;
             let done = FlowDone {
@@ -186,7 +194,91 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         };
         self.stats.flows_opened += 1;
         self.stats.conns_high_water = self.stats.conns_high_water.max(self.conns.len() - self.free_conns.len());
+        if pooled {
+            let spec = self.conns[slot].spec.clone();
+            return self.start_exchange(slot, id, &spec, true, now);
+        }
         self.flow_start(slot, now);
+    }
+
+    /// Start flow `id`'s exchange on pooled connection `ci` (just opened, or idle).
+    fn start_exchange(&mut self, ci: usize, id: u64, spec: &FlowSpec, opened: bool, now: SimTime) {
+        let FlowKind::Exchange { request, response } = spec.kind else {
+            panic!("a pooled flow is an exchange (FlowKind::Exchange)");
+        };
+        let c = &mut self.conns[ci];
+        c.msg = Some(Message {
+            id,
+            start: now,
+            group: spec.group,
+            opened,
+            request,
+            response,
+            server_has_request: c.server.stats().bytes_received + request,
+            client_has_response: c.client.stats().bytes_received + response,
+            responded: false,
+        });
+        if opened {
+            return self.flow_start(ci, now);
+        }
+        self.stats.exchanges_reused += 1;
+        self.settle_nic(ci, Side::Client, now);
+        self.conns[ci].client.write(now, request, &mut self.out);
+        self.after_endpoint(ci, Side::Client, now);
+    }
+
+    /// The application's part of an exchange after a side ran: the server answers once it has
+    /// the whole request (true: it wrote); the client, with the whole response, completes the
+    /// flow and gives the connection back to its pool.
+    pub(crate) fn exchange_step(&mut self, ci: usize, side: Side, now: SimTime) -> bool {
+        let c = &mut self.conns[ci];
+        let Some(m) = c.msg else { return false };
+        match side {
+            Side::Server if !m.responded && c.server.stats().bytes_received >= m.server_has_request => {
+                c.msg = Some(Message { responded: true, ..m });
+                self.set_qdisc_room(ci, Side::Server);
+                let c = &mut self.conns[ci];
+                c.server.write(now, m.response, &mut self.out);
+                true
+            }
+            Side::Client if m.responded && c.client.stats().bytes_received >= m.client_has_response => {
+                let done = self.exchange_done(ci, Some(now));
+                let c = &mut self.conns[ci];
+                c.msg = None;
+                let (t, src, dst) = (done.traffic, c.spec.src, c.spec.dst);
+                self.pools.entry((t, src, dst)).or_default().push(ci as u32);
+                self.traffic_completed(t as usize, &done, now);
+                self.hand_over(done);
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The record of pooled connection `ci`'s current exchange.
+    pub(crate) fn exchange_done(&self, ci: usize, completion: Option<SimTime>) -> FlowDone {
+        let c = &self.conns[ci];
+        let m = c.msg.expect("an exchange in progress");
+        let st = c.client.stats();
+        FlowDone {
+            id: m.id,
+            traffic: match c.origin {
+                Origin::Traffic(t) => t,
+                Origin::Given => u32::MAX,
+            },
+            group: m.group,
+            src: c.spec.src,
+            dst: c.spec.dst,
+            size: m.response,
+            start: m.start,
+            completion,
+            ideal: self.ideal_of(ci, &FlowKind::Exchange { request: m.request, response: m.response }, m.opened),
+            opened_connection: m.opened,
+            cc: c.client.cc_name(),
+            dscp: c.spec.dscp,
+            retransmits: st.total_retrans + c.server.stats().total_retrans,
+            rto_count: st.rto_count + c.server.stats().rto_count,
+        }
     }
 
     /// One of connection `ci`'s packets has left the network (delivered or dropped); the
@@ -249,7 +341,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             size: flow_size(&c.spec.kind),
             start: c.spec.start,
             completion: c.completion,
-            ideal: self.ideal_of(ci),
+            ideal: self.ideal_of(ci, &c.spec.kind, c.spec.connect.is_none()),
             opened_connection: c.spec.connect.is_none(),
             cc: c.client.cc_name(),
             dscp: c.spec.dscp,
@@ -259,7 +351,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     }
 
     /// Connection `ci`'s flow alone in the network (`ideal.rs`), over its source routes.
-    pub(crate) fn ideal_of(&self, ci: usize) -> Option<SimTime> {
+    pub(crate) fn ideal_of(&self, ci: usize, kind: &FlowKind, handshake: bool) -> Option<SimTime> {
         let c = &self.conns[ci];
         let hops = |side: Side| -> Option<Vec<Hop>> {
             let start = c.path[side.index()];
@@ -296,7 +388,10 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             synack: 40 + opts(ts, a.sack && b.sack, a.window_scaling && b.window_scaling),
             l2: self.cfg.l2_overhead,
         };
-        Some(ideal_fct(&fwd, &rev, flow_size(&c.spec.kind), &w, c.spec.connect.is_none()))
+        Some(match *kind {
+            FlowKind::Exchange { request, response } => ideal_exchange(&fwd, &rev, request, response, &w, handshake),
+            ref k => ideal_fct(&fwd, &rev, flow_size(k), &w, handshake),
+        })
     }
 
     /// Hand a finished flow to the sink (or keep it for the records).
@@ -323,6 +418,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 pub(crate) fn flow_size(kind: &FlowKind) -> u64 {
     match *kind {
         FlowKind::Transfer { bytes } | FlowKind::Rpc { bytes, .. } => bytes,
+        FlowKind::Exchange { response, .. } => response,
         FlowKind::Bulk { .. } => 0,
     }
 }

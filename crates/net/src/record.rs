@@ -4,7 +4,7 @@
 use crate::conn::Conn;
 use crate::core::Core;
 use crate::event_loop::Ev;
-use crate::flows::{FlowDone, FlowRecord, FlowSpec, PingRecord};
+use crate::flows::{FlowDone, FlowRecord, FlowSpec, Lifecycle, PingRecord};
 use crate::queue::QueueStats;
 use crate::sim::{EventList, RunStats};
 use crate::topology::{PortId, Topology};
@@ -137,7 +137,13 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let flows = self.conns[..self.static_flows].iter().map(|c| self.flow_record(c)).collect();
         // Flows traffic opened that are still open: handed over as they stand, completed or not.
         for ci in self.static_flows..self.conns.len() {
-            if !self.conns[ci].released {
+            let c = &self.conns[ci];
+            if c.spec.lifecycle == Lifecycle::Pooled {
+                if c.msg.is_some() {
+                    let done = self.exchange_done(ci, None);
+                    self.hand_over(done);
+                }
+            } else if !c.released {
                 let done = self.flow_done(ci, duration);
                 self.hand_over(done);
             }

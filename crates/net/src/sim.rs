@@ -74,6 +74,8 @@ pub struct RunStats {
     pub conns_high_water: usize,
     /// Flows that could not connect: their host had no free ephemeral port.
     pub connect_failures: u64,
+    /// Exchanges that took an idle pooled connection (no handshake).
+    pub exchanges_reused: u64,
 }
 
 /// Networks with at least this many ports keep their events on a timing wheel, smaller ones in a

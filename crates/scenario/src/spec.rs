@@ -685,7 +685,7 @@ pub struct Workload {
     /// Name in `fct.csv` and the summary (default "workload<i>").
     #[serde(default)]
     pub name: String,
-    /// "poisson" or "incast" (required).
+    /// "poisson", "incast" or "query" (required).
     pub kind: WorkloadKind,
     /// Flow sizes: a built-in distribution ("websearch", "datamining", "hadoop", "alistorage"),
     /// a CDF file (path relative to the scenario file), or a fixed size ("64KB"). Required.
@@ -701,13 +701,17 @@ pub struct Workload {
     /// (default "any").
     #[serde(default = "d_destinations")]
     pub destinations: Destinations,
-    /// Incast: senders per round (required for incast).
+    /// Incast: senders per round; query: workers per query (required for both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fan_in: Option<u32>,
-    /// Incast: a round every `interval`, the first at `start` ...
+    /// Query: the request each worker is sent (default "1600B"; `sizes` are the responses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Quantity>,
+    /// Incast: a round every `interval` (query: each aggregator a query every `interval`), the
+    /// first at `start` ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Quantity>,
-    /// ... or Poisson rounds at this many per second (one of the two).
+    /// ... or Poisson rounds (queries per aggregator) at this many per second (one of the two).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_per_s: Option<f64>,
     /// Congestion control of its flows (default: `tcp.cc`).

@@ -208,6 +208,47 @@ fn every_completed_flow_takes_at_least_its_ideal_time_and_reruns_are_identical()
 }
 
 #[test]
+fn queries_reuse_their_pooled_connections_and_complete_with_their_last_response() {
+    let text = r#"
+[run]
+duration = "50ms"
+[tcp]
+cc = "dctcp"
+rto_min = "5ms"
+[queues.sw]
+classes = [{ name = "q", limit = 200, aqm = "step", k = 20 }]
+[topology]
+type = "star"
+hosts = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]
+rate = "1Gbps"
+delay = "5us"
+switch_queue = "sw"
+[[workloads]]
+name = "query"
+kind = "query"
+sizes = "2KB"
+fan_in = 9
+rounds_per_s = 200
+[record]
+warmup = "10ms"
+"#;
+    let out = run_built_to(built(text), None, |_, _| {}).unwrap();
+    let q = &out.summary.fct.as_ref().unwrap().workloads[0];
+    let g = q.groups.as_ref().unwrap();
+    // 10 aggregators at 200 queries/s for 40 ms after the warm-up: about 80 queries of 9.
+    assert!(g.groups > 50 && g.completed as f64 > 0.9 * g.groups as f64, "{g:?}");
+    assert_eq!(q.flows, 9 * g.groups);
+    // Nine 2 KB responses into one 1 Gb/s port take at least 9 x 2 KB x 8 / 1e9 = 0.15 ms.
+    assert!(g.p50_ms > 0.15, "{g:?}");
+    let st = out.records.stats;
+    // Every pair's first exchange opens a connection; later ones reuse an idle one (a query
+    // that finds its pair's connections busy opens another: the pool grows to what is needed).
+    assert!(st.flows_opened >= 90 && st.exchanges_reused > 4 * st.flows_opened, "{st:?}");
+    assert_eq!(st.flows_released, 0, "pooled connections stay open");
+    assert!(q.bins.iter().all(|b| b.p50 >= 1.0), "{:?}", q.bins);
+}
+
+#[test]
 fn bad_workloads_are_named_with_what_is_allowed() {
     let w = |body: &str| star(4, "10Gbps", &format!("[[workloads]]\n{body}\n"));
     let (f, m) = error(&w("kind = \"poisson\"\nsizes = \"websearch\"\nload = 0"));

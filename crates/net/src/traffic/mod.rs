@@ -6,10 +6,12 @@
 
 mod incast;
 mod poisson;
+mod query;
 mod sizes;
 
 pub use incast::{Incast, Rounds};
 pub use poisson::{Poisson, PoissonSender};
+pub use query::{Aggregator, Query};
 pub use sizes::{Cdf, CdfError, FlowSizes};
 
 use crate::core::Core;
@@ -55,6 +57,24 @@ impl FlowTemplate {
             src_port: 0,
             dst_port: self.dst_port,
             group,
+        }
+    }
+
+    /// An exchange over a pooled connection from `src` (which asks `request` bytes) to `dst`
+    /// (which answers `response` bytes), arriving at `now`.
+    pub fn exchange(
+        &self,
+        src: NodeId,
+        dst: NodeId,
+        request: u64,
+        response: u64,
+        now: SimTime,
+        group: u64,
+    ) -> FlowSpec {
+        FlowSpec {
+            kind: FlowKind::Exchange { request, response },
+            lifecycle: Lifecycle::Pooled,
+            ..self.flow(src, dst, response, now, group)
         }
     }
 }

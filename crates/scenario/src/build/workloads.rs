@@ -14,8 +14,8 @@ use crate::units::{
 };
 use ccsim_engine::{Rng, SimTime};
 use ccsim_net::{
-    Cdf, FlowSizes, FlowTemplate, Incast, NodeId, NodeKind, Poisson, PoissonSender, Rounds, Routes, Sockets,
-    SocketsFor, Topology, Traffic,
+    Aggregator, Cdf, FlowSizes, FlowTemplate, Incast, NodeId, NodeKind, Poisson, PoissonSender, Query, Rounds, Routes,
+    Sockets, SocketsFor, Topology, Traffic,
 };
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -28,6 +28,10 @@ pub const BUILTIN_CDFS: [(&str, &str); 4] = [
     ("hadoop", include_str!("../../../../scenarios/cdf/hadoop.cdf")),
     ("alistorage", include_str!("../../../../scenarios/cdf/alistorage.cdf")),
 ];
+
+/// A query's request when the workload does not say (the DCTCP paper's queries are about
+/// 1.6 KB).
+const DEFAULT_REQUEST: u64 = 1600;
 
 /// Every server port of a workload's flows.
 const SERVER_PORT: u16 = 5001;
@@ -288,6 +292,9 @@ fn workload(
             if w.rounds_per_s.is_some() {
                 return Err(only("rounds_per_s", "poisson"));
             }
+            if w.request.is_some() {
+                return Err(only("request", "poisson"));
+            }
             let load = w.load.ok_or_else(|| {
                 Error::new(
                     format!("{field}.load"),
@@ -327,15 +334,19 @@ fn workload(
             let traffic = Box::new(Poisson::new(template, senders, s.run.seed, start, stop));
             Ok(Workload { name, traffic, offered_flows_per_s: total, mean_size: mean })
         }
-        WorkloadKind::Incast => {
+        WorkloadKind::Incast | WorkloadKind::Query => {
+            let kind = w.kind.name();
             if w.load.is_some() {
-                return Err(only("load", "incast"));
+                return Err(only("load", kind));
             }
             if w.destinations != Destinations::Any {
-                return Err(only("destinations", "incast"));
+                return Err(only("destinations", kind));
+            }
+            if w.kind == WorkloadKind::Incast && w.request.is_some() {
+                return Err(only("request", kind));
             }
             let fan_in = w.fan_in.ok_or_else(|| {
-                Error::new(format!("{field}.fan_in"), "an incast workload needs fan_in, the senders per round")
+                Error::new(format!("{field}.fan_in"), format!("a {kind} workload needs fan_in, the senders per round"))
             })?;
             if fan_in == 0 || fan_in as usize > hosts.len() - 1 {
                 return Err(Error::new(
@@ -358,7 +369,7 @@ fn workload(
                 _ => {
                     return Err(Error::new(
                         field.clone(),
-                        "an incast workload needs exactly one of interval (e.g. \"10ms\") and rounds_per_s",
+                        format!("a {kind} workload needs exactly one of interval (e.g. \"10ms\") and rounds_per_s"),
                     ))
                 }
             };
@@ -373,6 +384,30 @@ fn workload(
                 Rounds::Every(iv) => 1.0 / iv.secs_f64(),
                 Rounds::Poisson(r) => r,
             };
+            if w.kind == WorkloadKind::Query {
+                let request = match &w.request {
+                    Some(q) => bytes(q, &format!("{field}.request"))?,
+                    None => DEFAULT_REQUEST,
+                };
+                if request == 0 {
+                    return Err(Error::new(
+                        format!("{field}.request"),
+                        "0 bytes is not allowed; a request is > 0 bytes",
+                    ));
+                }
+                let aggregators = hosts
+                    .iter()
+                    .map(|&h| Aggregator {
+                        host: h,
+                        workers: hosts.iter().copied().filter(|&x| x != h).collect(),
+                        stream: stream_of(&name, topo.name(h)),
+                    })
+                    .collect();
+                let traffic =
+                    Box::new(Query::new(template, aggregators, request, fan_in, rounds, s.run.seed, start, stop));
+                let offered = per_s * fan_in as f64 * hosts.len() as f64;
+                return Ok(Workload { name, traffic, offered_flows_per_s: offered, mean_size: mean });
+            }
             let rng = Rng::new(s.run.seed, stream_of(&name, ""));
             let traffic = Box::new(Incast::new(template, hosts.clone(), hosts, fan_in, rounds, rng, start, stop));
             Ok(Workload { name, traffic, offered_flows_per_s: per_s * fan_in as f64, mean_size: mean })

@@ -229,6 +229,9 @@ choice! {
         Poisson = "poisson",
         /// Rounds of `fan_in` synchronised responses to one receiver.
         Incast = "incast",
+        /// Partition/aggregate queries: every host an aggregator asking `fan_in` workers over
+        /// persistent connections.
+        Query = "query",
     }
 }
 
