@@ -44,6 +44,12 @@ const BENCHES: &[Bench] = &[
         toml: || fat_tree(8, "0.1s"),
     },
     Bench {
+        name: "S3-shared",
+        what: "S3 with every switch's ports sharing a 12 MB buffer (Trident II), dynamic threshold alpha = 1",
+        default: false,
+        toml: || fat_tree_with(8, "0.1s", "[buffers.asic]\npreset = \"trident2\"\n", "switch_buffer = \"asic\"\n"),
+    },
+    Bench {
         name: "S3-k4",
         what: "S3 shape at k = 4 (16 hosts), 0.1 s, for the scaling table",
         default: false,
@@ -136,6 +142,11 @@ series = false
 /// queue; each of the k^3/4 hosts sends one long flow to another (a random permutation without
 /// fixed points).
 fn fat_tree(k: u32, duration: &str) -> String {
+    fat_tree_with(k, duration, "", "")
+}
+
+/// `fat_tree` with extra tables before `[topology]` and extra lines in it.
+fn fat_tree_with(k: u32, duration: &str, tables: &str, topology: &str) -> String {
     format!(
         r#"description = "bench S3: k = {k} fat tree, permutation traffic, DCTCP"
 
@@ -146,7 +157,7 @@ duration = "{duration}"
 [tcp]
 cc = "dctcp"
 
-{QUEUE}
+{QUEUE}{tables}
 [topology]
 type = "fattree"
 k = {k}
@@ -154,7 +165,7 @@ rate = "10Gbps"
 delay = "5us"
 switch_queue = "dctcp"
 host_jitter = "0us"
-
+{topology}
 [traffic]
 pattern = "permutation"
 

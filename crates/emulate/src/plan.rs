@@ -196,6 +196,13 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
     let topo = &b.topo;
     let mut notes = Vec::new();
     // --- fields the kernel path cannot honour ---
+    if s.topology.switch_buffer.is_some() || s.topology.nodes.iter().any(|n| n.buffer.is_some()) {
+        return Err(refuse(
+            file,
+            "topology.switch_buffer",
+            "a shared switch buffer cannot be emulated: the kernel's qdiscs keep a limit per port",
+        ));
+    }
     if !s.workloads.is_empty() {
         return Err(refuse(
             file,

@@ -356,6 +356,7 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         queues,
         flows,
         pings,
+        buffers: Vec::new(),
         fct: None,
     };
     if !r.interrupted {

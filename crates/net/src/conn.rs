@@ -68,9 +68,6 @@ pub(crate) struct Conn {
     /// The flow's number in the run.
     pub(crate) id: u64,
     pub(crate) origin: Origin,
-    /// How many times the slot has been reused: TSQ entries of an earlier connection in the
-    /// slot are told apart by it.
-    pub(crate) gen: u32,
     /// Packets of the connection in the network (sent and neither delivered nor dropped).
     pub(crate) in_flight: u32,
     /// Closed and handed over; the slot is free.

@@ -12,7 +12,7 @@ use crate::port::{express_ports, Port};
 use crate::queue::PortQueue;
 use crate::record::{FlowSample, PortSample};
 use crate::sim::{RunStats, SimConfig};
-use crate::switch::Switches;
+use crate::switch::{shared_buffers, PortBuffer, SwitchBuffer, Switches};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use crate::traffic::TrafficSlot;
 use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
@@ -62,6 +62,10 @@ pub(crate) struct Core<Q> {
     /// Where flows go when released (None: kept in `done` for the records).
     pub(crate) sink: Option<Box<dyn FlowSink>>,
     pub(crate) done: Vec<FlowDone>,
+    /// Switches' shared buffers (`switch.rs`, `buffer.rs`), and per port its place in them
+    /// (empty when no switch has one).
+    pub(crate) buffers: Vec<SwitchBuffer>,
+    pub(crate) port_buffer: Vec<PortBuffer>,
     /// Idle pooled connections per (traffic, client host, server host).
     pub(crate) pools: HashMap<(u32, NodeId, NodeId), Vec<u32>>,
     pub(crate) pings: Vec<(PingSpec, PingRecord, u32)>,
@@ -125,6 +129,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
         }
         let switches = Switches::new(&topo);
+        let (buffers, port_buffer) = shared_buffers(&cfg.shared_buffers, &switches, &ports);
         let mut host_nic = vec![u32::MAX; topo.num_nodes()];
         let mut nics = vec![0u32; topo.num_nodes()];
         for p in 0..2 * topo.links.len() as u32 {
@@ -169,6 +174,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             sink: None,
             done: Vec::new(),
             pools: HashMap::new(),
+            buffers,
+            port_buffer,
             pings: Vec::new(),
             out: Vec::with_capacity(64),
             local_drops: Vec::new(),
@@ -206,6 +213,13 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         core.queue_series = vec![Vec::new(); nmon];
         if core.cfg.express && all_routed && core.pings.is_empty() {
             core.express = express_ports(&core.ports, &core.topo.kinds, &core.conns, &core.paths, &core.cfg.monitor);
+            // A packet queued ahead of its arrival would be admitted against sibling queues
+            // as they are now, not as they will be: no express hop into a shared buffer.
+            for (p, pb) in core.port_buffer.iter().enumerate() {
+                if pb.buffer != u32::MAX && !core.express.is_empty() {
+                    core.express[p] = u32::MAX;
+                }
+            }
         }
         Ok(core)
     }

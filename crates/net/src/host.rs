@@ -16,8 +16,6 @@ use ccsim_tcp::{QdiscDrop, Segment, TcpFlags};
 pub(crate) struct TsqEntry {
     pub(crate) end: SimTime,
     pub(crate) conn: u32,
-    /// The connection's `gen` when it sent: an entry outliving its connection is skipped.
-    pub(crate) gen: u32,
     pub(crate) side: Side,
     pub(crate) bytes: u64,
 }
@@ -50,15 +48,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// Lazy host NIC: return the TSQ budget of every transmission that ended by `now` to its
     /// socket (`tcp_wfree`); a socket that TSQ had stopped sends again (`tcp_tsq_handler`).
     pub(crate) fn settle_tsq(&mut self, pi: usize, now: SimTime) {
-        while let Some(&TsqEntry { end, conn: ci, gen, side, bytes }) = self.ports[pi].tsq.front() {
+        while let Some(&TsqEntry { end, conn: ci, side, bytes }) = self.ports[pi].tsq.front() {
             if end > now {
                 break;
             }
             self.ports[pi].tsq.pop_front();
             let c = &mut self.conns[ci as usize];
-            if c.gen != gen || c.released {
-                continue; // its connection is gone
-            }
             let ep = c.ep_mut(side);
             let throttled = ep.tsq_throttled();
             ep.tsq_release(now, bytes, &mut self.out);
@@ -86,9 +81,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         self.ports[pi].wake = None;
         self.settle_tsq(pi, now);
-        let any_throttled = self.ports[pi].tsq.iter().any(|&TsqEntry { conn: ci, gen, side, .. }| {
+        let any_throttled = self.ports[pi].tsq.iter().any(|&TsqEntry { conn: ci, side, .. }| {
             let c = &self.conns[ci as usize];
-            c.gen == gen && !c.released && c.ep(side).tsq_throttled()
+            c.ep(side).tsq_throttled()
         });
         if any_throttled {
             self.ensure_tsq_wake(pi);

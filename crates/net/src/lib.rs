@@ -19,11 +19,13 @@
 //! - `traffic.rs` — traffic that opens flows during the run (the `Traffic` trait);
 //! - `ideal.rs`  — a flow's completion time alone in the network (the slowdown's denominator);
 //! - `lifecycle.rs` — connections opened at any time, ephemeral ports, release after close;
+//! - `buffer.rs` — a switch's shared buffer with dynamic thresholds (admission, accounting);
 //! - `switch.rs` — switches as entities that own their ports (switch-wide state lives here);
 //! - `record.rs` — sampling, and the counters and records read at the end;
 //! - `flows.rs`  — what a flow or ping probe is asked to do, and what it did.
 
 mod app;
+mod buffer;
 mod conn;
 mod core;
 mod event_loop;
@@ -52,6 +54,7 @@ fn assert_cache_lines(fields: &[(&str, usize, usize, usize)]) {
     }
 }
 
+pub use buffer::{BufferDrops, BufferError, Refusal, SharedBuffer, SharedBufferSpec};
 pub use flows::{FlowDone, FlowKind, FlowRecord, FlowSpec, Lifecycle, PingRecord, PingSpec};
 pub use fq::FqSpec;
 pub use ideal::{ideal_fct, Hop, WireSizes};
@@ -65,7 +68,7 @@ pub use queue::{
 pub use queue::{EnqueueResult, PortQueue};
 pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, PortRecord, PortSample, Records, Sockets};
 pub use sim::{EventList, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
-pub use switch::{Switch, SwitchId};
+pub use switch::{BufferRecord, BufferSample, Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 pub use traffic::{
     Aggregator, Cdf, CdfError, FlowSizes, FlowTemplate, Incast, Poisson, PoissonSender, Query, Rounds, SocketsFor,

@@ -133,7 +133,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             rpc_latencies: Vec::new(),
             id,
             origin,
-            gen: 0,
             in_flight: 0,
             released: false,
             msg: None,
@@ -180,9 +179,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 let old = &self.conns[slot as usize];
                 let path_at =
                     [0, 1].map(|k| (old.path[k] != Packet::NO_PATH).then_some((old.path[k], old.path_room[k])));
-                let gen = old.gen.wrapping_add(1);
-                let mut conn = self.new_conn(spec, id, Origin::Traffic(traffic), path_at);
-                conn.gen = gen;
+                let conn = self.new_conn(spec, id, Origin::Traffic(traffic), path_at);
                 self.conns[slot as usize] = conn;
                 slot as usize
             }
@@ -315,6 +312,13 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             return;
         }
         let done = self.flow_done(ci, now);
+        // TSQ entries still waiting at either host's NIC go with the connection (they would
+        // return budget to whatever connection takes the slot next).
+        for pi in self.conns[ci].lazy_nic {
+            if pi != u32::MAX {
+                self.ports[pi as usize].tsq.retain(|e| e.conn != ci as u32);
+            }
+        }
         let c = &mut self.conns[ci];
         c.released = true;
         c.timer = [None, None];

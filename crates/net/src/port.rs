@@ -9,6 +9,7 @@ use crate::host::TsqEntry;
 use crate::packet::{Packet, Payload};
 use crate::queue::{Dequeued, EnqueueResult, PortQueue};
 use crate::route::next_hop;
+use crate::switch::Gate;
 use crate::topology::{NodeId, NodeKind, PortId};
 use ccsim_engine::{EventQueue, PoolId, Rng, SimTime};
 use std::collections::VecDeque;
@@ -75,7 +76,19 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     pub(crate) fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
         if self.ports[pi].queue.lazy {
-            return self.enqueue_lazy(pi, id, now);
+            // A network without shared buffers runs a copy of the lazy path without their checks.
+            return if self.port_buffer.is_empty() {
+                self.enqueue_lazy::<false>(pi, id, now)
+            } else {
+                self.enqueue_lazy::<true>(pi, id, now)
+            };
+        }
+        let mut gate = Gate::NoBuffer;
+        if !self.port_buffer.is_empty() {
+            gate = self.buffer_gate(pi, id, now);
+            if gate == Gate::Refused {
+                return self.dropped_on_enqueue(pi, id, now);
+            }
         }
         let port = &mut self.ports[pi];
         let pkt = self.pool.get_mut(id);
@@ -92,14 +105,25 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if !queued {
             return self.dropped_on_enqueue(pi, id, now);
         }
+        if let Gate::Admitted { b, q } = gate {
+            let size = self.pool.get(id).size;
+            self.buffers[b as usize].buf.add(q as usize, size);
+        }
+        let port = &mut self.ports[pi];
         if port.tx.is_none() && !skb_open {
             self.start_tx(pi, now);
         }
     }
 
     /// Lazy ports: retire the queued packets whose transmission has begun by `now`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn settle(&mut self, pi: usize, now: SimTime) {
+        if self.ports[pi].head_start > now {
+            return; // nothing began since (the usual case)
+        }
+        if !self.port_buffer.is_empty() && self.port_buffer[pi].buffer != u32::MAX {
+            return self.settle_shared(pi, now);
+        }
         let port = &mut self.ports[pi];
         while port.head_start <= now {
             port.queue.retire_head(port.head_start, port.head_size);
@@ -107,18 +131,58 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
     }
 
+    /// `settle` for a port whose queue is in a shared buffer: departed packets give their cells
+    /// back.
+    #[inline(never)]
+    fn settle_shared(&mut self, pi: usize, now: SimTime) {
+        let pb = self.port_buffer[pi];
+        let port = &mut self.ports[pi];
+        let buf = &mut self.buffers[pb.buffer as usize].buf;
+        while port.head_start <= now {
+            if port.queue.len_packets() > 0 {
+                buf.remove(pb.first_queue as usize, port.head_size);
+            }
+            port.queue.retire_head(port.head_start, port.head_size);
+            (port.head_start, port.head_size) = port.starts.pop_front().unwrap_or((SimTime::MAX, 0));
+        }
+    }
+
+    /// A packet left a queue run with transmission events: its cells go back to the buffer.
+    #[inline]
+    fn release_dequeued(&mut self, pi: usize, id: PoolId) {
+        if !self.port_buffer.is_empty() {
+            let p = self.pool.get(id);
+            let (dscp, size) = (p.dscp, p.size);
+            self.buffer_release(pi, dscp, size);
+        }
+    }
+
     /// Queue a packet at a lazy port: decide marking or dropping with the queue as it is at
     /// `now`, then compute when its transmission starts and ends and put it on the link.
     #[inline(always)]
-    pub(crate) fn enqueue_lazy(&mut self, mut pi: usize, id: PoolId, mut now: SimTime) {
+    pub(crate) fn enqueue_lazy<const SHARED_BUFFERS: bool>(&mut self, mut pi: usize, id: PoolId, mut now: SimTime) {
         // A loop, not a call, for the express hop: the function stays inlinable.
         loop {
             self.settle(pi, now);
+            let mut gate = Gate::NoBuffer;
+            if SHARED_BUFFERS {
+                gate = self.buffer_gate(pi, id, now);
+                if gate == Gate::Refused {
+                    return self.dropped_on_enqueue(pi, id, now);
+                }
+            }
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
             if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
                 return self.dropped_on_enqueue(pi, id, now);
             }
+            if SHARED_BUFFERS {
+                if let Gate::Admitted { b, q } = gate {
+                    self.buffers[b as usize].buf.add(q as usize, pkt.size);
+                }
+            }
+            let port = &mut self.ports[pi];
+            let pkt = self.pool.get_mut(id);
             let size = pkt.size;
             let wire = size + self.cfg.l2_overhead;
             let t = SimTime::tx_time(wire as u64, port.rate_bps);
@@ -139,8 +203,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 if let Payload::Tcp { conn, to_server, ref seg } = pkt.payload {
                     if seg.len > 0 {
                         let bytes = (seg.len + seg.header_len()) as u64;
-                        let gen = self.conns[conn as usize].gen;
-                        port.tsq.push_back(TsqEntry { end, conn, gen, side: Side::sender(to_server), bytes });
+                        port.tsq.push_back(TsqEntry { end, conn, side: Side::sender(to_server), bytes });
                     }
                 }
             }
@@ -199,8 +262,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         while let Some(d) = self.ports[pi].queue.dequeue(now, &mut self.pool) {
             match d {
-                Dequeued::Dropped(id) => self.drop_packet(id, now),
-                Dequeued::Send(id) => return self.begin_tx(pi, id, now),
+                Dequeued::Dropped(id) => {
+                    self.release_dequeued(pi, id);
+                    self.drop_packet(id, now)
+                }
+                Dequeued::Send(id) => {
+                    self.release_dequeued(pi, id);
+                    return self.begin_tx(pi, id, now);
+                }
             }
         }
     }

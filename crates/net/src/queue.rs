@@ -235,6 +235,16 @@ impl PortQueue {
             && !matches!(self.classes[0].aqm, Aqm::Step { at: EcnMarkPoint::Dequeue, .. })
     }
 
+    /// The class a packet of DSCP `dscp` joins.
+    #[inline]
+    pub fn class_of(&self, dscp: u8) -> usize {
+        if self.classes.len() == 1 {
+            0
+        } else {
+            self.dscp_map[(dscp & 63) as usize] as usize
+        }
+    }
+
     /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`.
     pub fn retire_head(&mut self, start: SimTime, size: u32) {
         let c = &mut self.classes[0];

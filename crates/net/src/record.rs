@@ -7,6 +7,7 @@ use crate::event_loop::Ev;
 use crate::flows::{FlowDone, FlowRecord, FlowSpec, Lifecycle, PingRecord};
 use crate::queue::QueueStats;
 use crate::sim::{EventList, RunStats};
+use crate::switch::BufferRecord;
 use crate::topology::{PortId, Topology};
 use ccsim_engine::{EventQueue, SimTime};
 use ccsim_tcp::{TcpInfo, TcpStats};
@@ -36,6 +37,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 let bytes = port.queue.len_bytes();
                 self.queue_series[k].push(PortSample { t: now, packets, bytes });
             }
+        }
+        if !self.buffers.is_empty() {
+            self.sample_buffers(now);
         }
         if self.cfg.series {
             for (i, c) in self.conns[..self.static_flows].iter().enumerate() {
@@ -160,6 +164,24 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             flow_series: std::mem::take(&mut self.flow_series),
             pings: std::mem::take(&mut self.pings).into_iter().map(|(_, r, _)| r).collect(),
             done: std::mem::take(&mut self.done),
+            buffers: std::mem::take(&mut self.buffers)
+                .into_iter()
+                .map(|b| BufferRecord {
+                    switch: b.node,
+                    // Every drop at its queues, less the buffer's own refusals.
+                    queue_drops: b
+                        .ports
+                        .iter()
+                        .map(|&p| self.ports[p as usize].queue.classes.iter().map(|c| c.stats.drops).sum::<u64>())
+                        .sum::<u64>()
+                        - b.buf.drops.full
+                        - b.buf.drops.threshold,
+                    spec: b.spec,
+                    samples: b.samples,
+                    series: b.series,
+                    drops: b.buf.drops,
+                })
+                .collect(),
             topology: self.topo,
         }
     }
@@ -234,6 +256,8 @@ pub struct Records {
     /// Flows opened by traffic, in the order they were released (those still open at the end
     /// last), unless a `FlowSink` took them.
     pub done: Vec<FlowDone>,
+    /// Per switch with a shared buffer, in `SimConfig::shared_buffers` order.
+    pub buffers: Vec<BufferRecord>,
 }
 
 /// The warm-up cut, the one place it is computed: the index of the first sample taken at or

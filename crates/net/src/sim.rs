@@ -1,12 +1,13 @@
 //! The simulation as its users see it: run-wide settings (`SimConfig`), the choice of event list,
 //! and `Sim`, which runs a network's `Core` on a heap or a timing wheel and hands over its records.
 
+use crate::buffer::SharedBufferSpec;
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowSpec, PingSpec};
 use crate::lifecycle::FlowSink;
 use crate::record::{PortCounters, Records, Sockets};
-use crate::topology::{PortId, Routes, Topology, TopologyError};
+use crate::topology::{NodeId, PortId, Routes, Topology, TopologyError};
 use crate::traffic::Traffic;
 use ccsim_engine::{HeapQueue, SimTime, WheelQueue};
 use ccsim_tcp::{TcpInfo, TcpStats};
@@ -38,6 +39,8 @@ pub struct SimConfig {
     /// The event list: by network size (`WHEEL_MIN_PORTS`), or forced, only to check that both
     /// give the same run.
     pub event_list: EventList,
+    /// Switches whose egress queues share one buffer with dynamic thresholds (`buffer.rs`).
+    pub shared_buffers: Vec<(NodeId, SharedBufferSpec)>,
 }
 
 /// Which event list a run keeps its events on.

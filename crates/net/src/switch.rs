@@ -2,8 +2,10 @@
 //! AQM (drop-tail, step ECN, RED, classes); what all ports of one switch share — a packet buffer
 //! with dynamic thresholds, for one — belongs here, next to the list of ports it spans.
 
+use crate::buffer::{BufferDrops, SharedBuffer, SharedBufferSpec};
 use crate::core::Core;
 use crate::event_loop::Ev;
+use crate::port::Port;
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 use ccsim_engine::{EventQueue, PoolId, SimTime};
 
@@ -57,7 +59,176 @@ impl Switches {
     }
 }
 
+/// A switch's shared buffer and what it records.
+pub(crate) struct SwitchBuffer {
+    pub(crate) node: NodeId,
+    pub(crate) spec: SharedBufferSpec,
+    /// The ports whose queues share it.
+    pub(crate) ports: Vec<u32>,
+    pub(crate) buf: SharedBuffer,
+    /// Bytes in use at each sampling instant.
+    pub(crate) samples: Vec<u64>,
+    pub(crate) series: Vec<BufferSample>,
+}
+
+/// One sample of a shared buffer (series on).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BufferSample {
+    pub t: SimTime,
+    pub used_bytes: u64,
+    /// Free bytes of the shared pool: a queue of alpha a may hold a times this beyond its reserve.
+    pub free_bytes: u64,
+}
+
+/// What a switch's shared buffer recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferRecord {
+    pub switch: NodeId,
+    pub spec: SharedBufferSpec,
+    /// Bytes in use, one sample per recording interval from t = 0.
+    pub samples: Vec<u64>,
+    pub series: Vec<BufferSample>,
+    pub drops: BufferDrops,
+    /// Packets its queues dropped after admission: their own limit (a static cap) or their AQM.
+    pub queue_drops: u64,
+}
+
+/// Per port: the shared buffer its queues belong to and the index of its first queue there.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortBuffer {
+    pub(crate) buffer: u32,
+    pub(crate) first_queue: u32,
+}
+
+impl PortBuffer {
+    pub(crate) const NONE: PortBuffer = PortBuffer { buffer: u32::MAX, first_queue: 0 };
+}
+
+/// The switches' shared buffers from `specs`, and per port its place in them (empty when no
+/// switch has one, so that the per-packet check is one length test).
+pub(crate) fn shared_buffers(
+    specs: &[(NodeId, SharedBufferSpec)],
+    switches: &Switches,
+    ports: &[Port],
+) -> (Vec<SwitchBuffer>, Vec<PortBuffer>) {
+    if specs.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut port_buffer = vec![PortBuffer::NONE; ports.len()];
+    let mut out = Vec::new();
+    for (node, spec) in specs {
+        let Some(sw) = switches.at(*node) else { continue };
+        let mut alphas = Vec::new();
+        let mut members = Vec::new();
+        for &p in &switches.list[sw.0 as usize].ports {
+            let q = &ports[p.0 as usize].queue;
+            if q.fq.is_some() {
+                continue; // an fq port keeps its own limits
+            }
+            port_buffer[p.0 as usize] = PortBuffer { buffer: out.len() as u32, first_queue: alphas.len() as u32 };
+            members.push(p.0);
+            alphas.extend(q.classes.iter().map(|c| spec.alpha_of(&c.name)));
+        }
+        out.push(SwitchBuffer {
+            node: *node,
+            spec: spec.clone(),
+            ports: members,
+            buf: SharedBuffer::new(spec, alphas),
+            samples: Vec::new(),
+            series: Vec::new(),
+        });
+    }
+    (out, port_buffer)
+}
+
+/// Whether a packet may join a port's queue, by the port's shared buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// The port has no shared buffer.
+    NoBuffer,
+    /// Admitted to queue `q` of buffer `b` (cells taken once the queue accepts it).
+    Admitted {
+        b: u32,
+        q: u32,
+    },
+    Refused,
+}
+
 impl<Q: EventQueue<Ev>> Core<Q> {
+    /// The shared buffer's say on packet `id` joining port `pi` now. The threshold depends on
+    /// every sibling queue as it is at this instant, and a lazy sibling's count may still hold
+    /// packets whose transmission has begun. Counting them only lowers the free space and can
+    /// only refuse what the exact count would admit: a packet admitted on the counts as they
+    /// stand is admitted; one refused is judged again once every lazy port of the switch is
+    /// settled to `now`.
+    #[inline]
+    pub(crate) fn buffer_gate(&mut self, pi: usize, id: PoolId, now: SimTime) -> Gate {
+        let pb = self.port_buffer[pi];
+        if pb.buffer == u32::MAX {
+            return Gate::NoBuffer;
+        }
+        self.buffer_gate_slow(pi, pb, id, now)
+    }
+
+    #[inline(never)]
+    fn buffer_gate_slow(&mut self, pi: usize, pb: PortBuffer, id: PoolId, now: SimTime) -> Gate {
+        let b = pb.buffer as usize;
+        let pkt = self.pool.get(id);
+        let (dscp, size) = (pkt.dscp, pkt.size);
+        let class = self.ports[pi].queue.class_of(dscp);
+        let q = pb.first_queue as usize + class;
+        if self.buffers[b].buf.fits(q, size) {
+            return Gate::Admitted { b: pb.buffer, q: q as u32 };
+        }
+        for k in 0..self.buffers[b].ports.len() {
+            let p = self.buffers[b].ports[k] as usize;
+            if self.ports[p].queue.lazy {
+                self.settle(p, now);
+            }
+        }
+        match self.buffers[b].buf.admit(q, size) {
+            Ok(()) => Gate::Admitted { b: pb.buffer, q: q as u32 },
+            Err(_) => {
+                // The queue's own counters see every drop at it, whatever the cause.
+                self.ports[pi].queue.classes[class].stats.drops += 1;
+                Gate::Refused
+            }
+        }
+    }
+
+    /// A packet of `size` bytes and DSCP `dscp` left port `pi`'s queue (its transmission began,
+    /// or dequeue-time marking dropped it): its cells go back to the shared buffer.
+    #[inline]
+    pub(crate) fn buffer_release(&mut self, pi: usize, dscp: u8, size: u32) {
+        if self.port_buffer.is_empty() {
+            return;
+        }
+        let pb = self.port_buffer[pi];
+        if pb.buffer != u32::MAX {
+            let q = pb.first_queue as usize + self.ports[pi].queue.class_of(dscp);
+            self.buffers[pb.buffer as usize].buf.remove(q, size);
+        }
+    }
+
+    /// Sample every shared buffer (its switch's lazy ports settled).
+    pub(crate) fn sample_buffers(&mut self, now: SimTime) {
+        for b in 0..self.buffers.len() {
+            for k in 0..self.buffers[b].ports.len() {
+                let p = self.buffers[b].ports[k] as usize;
+                if self.ports[p].queue.lazy {
+                    self.settle(p, now);
+                }
+            }
+            let sb = &mut self.buffers[b];
+            let used = sb.buf.used_bytes();
+            sb.samples.push(used);
+            if self.cfg.series {
+                let free_bytes = sb.buf.free() * sb.spec.cell_bytes.max(1) as u64;
+                sb.series.push(BufferSample { t: now, used_bytes: used, free_bytes });
+            }
+        }
+    }
+
     /// A packet arrived at switch `sw`: send it on by the port its route names.
     #[inline(always)]
     pub(crate) fn switch_receive(&mut self, sw: SwitchId, id: PoolId, now: SimTime) {

@@ -91,6 +91,7 @@ fn run(n: u64) -> (RunStats, Seen) {
         gro: false,
         express: true,
         event_list: Default::default(),
+        shared_buffers: vec![],
     };
     let tcp = Arc::new(TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() });
     let mut sim = Sim::new(cfg, t, vec![], vec![]).unwrap();

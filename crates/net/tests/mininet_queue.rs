@@ -79,6 +79,7 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
         gro: false,
         express: true,
         event_list: Default::default(),
+        shared_buffers: vec![],
     };
     let mut sim = Sim::new(cfg, t, flows, vec![]).unwrap();
     sim.run();

@@ -4,12 +4,14 @@
 //! what to record.
 
 mod base_rtt;
+mod buffers;
 mod flows;
 mod queues;
 mod tcp;
 mod topology;
 mod workloads;
 
+pub use buffers::BUFFER_PRESETS;
 pub use workloads::{parse_cdf, Workload, BUILTIN_CDFS};
 
 use crate::error::{Error, Result};
@@ -55,6 +57,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
     flows::apply_host_settings(&mut flows, &topo, &base_rtt);
     let workloads = workloads::workloads(s, &topo, &routes, &base_rtt, run_duration)?;
     let pings = pings(s, &topo, &routes)?;
+    let shared_buffers = buffers::shared_buffers(s, &topo)?;
     let monitored = monitored_ports(&s.record, &topo)?;
     let record = RecordTimes::of(&s.record, run_duration)?;
     let hosts = HostTiming::of(&s.topology)?;
@@ -70,6 +73,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         gro: s.topology.gro,
         express: true,
         event_list: Default::default(),
+        shared_buffers,
     };
     Ok(Built { cfg, topo, routes, flows, pings, monitor_names: monitored.names, warmup: record.warmup, workloads })
 }

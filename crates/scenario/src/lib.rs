@@ -13,13 +13,14 @@ pub mod spec;
 mod units;
 
 pub use addr::{host_addresses, host_ipv4};
-pub use build::{build, parse_cdf, Built, Workload, BUILTIN_CDFS};
+pub use build::{build, parse_cdf, Built, Workload, BUFFER_PRESETS, BUILTIN_CDFS};
 pub use error::{Error, Result};
 pub use fct::{FctCollector, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
 /// Read and parse a scenario file (`load`, under a name that says what it loads).
 pub use load as load_scenario;
 pub use results::{
-    run_built, run_built_to, write_results, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Summary,
+    run_built, run_built_to, write_results, BufferSummary, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary,
+    Summary,
 };
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};

@@ -82,6 +82,24 @@ pub struct PingSummary {
     pub stddev_ms: f64,
 }
 
+/// A switch's shared buffer: occupancy (bytes, samples after warm-up) and drops by cause.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BufferSummary {
+    pub switch: String,
+    pub size_bytes: u64,
+    pub samples: u64,
+    pub mean_bytes: f64,
+    pub p50_bytes: f64,
+    pub p99_bytes: f64,
+    pub max_bytes: f64,
+    /// Refused for want of free cells.
+    pub drops_buffer_full: u64,
+    /// Refused by the queue's dynamic threshold.
+    pub drops_dynamic_threshold: u64,
+    /// Dropped after admission by the queue's own limit (a static cap) or its AQM.
+    pub drops_queue: u64,
+}
+
 /// `summary.json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
@@ -93,6 +111,9 @@ pub struct Summary {
     pub queues: Vec<QueueSummary>,
     pub flows: Vec<FlowSummary>,
     pub pings: Vec<PingSummary>,
+    /// Shared switch buffers (scenarios with `[buffers]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buffers: Vec<BufferSummary>,
     /// Flow completion times of the workloads' flows (scenarios with `[[workloads]]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<FctReport>,
@@ -232,6 +253,30 @@ pub fn run_built_to(
             }
         })
         .collect();
+    let skip = ccsim_net::first_sample_after(warmup, interval);
+    let buffers = records
+        .buffers
+        .iter()
+        .map(|b| {
+            let mut h = IntHistogram::new();
+            for &v in b.samples.iter().skip(skip) {
+                h.record(v);
+            }
+            let s = h.summary();
+            BufferSummary {
+                switch: records.topology.name(b.switch).to_string(),
+                size_bytes: b.spec.size_bytes,
+                samples: s.samples,
+                mean_bytes: round6(s.mean),
+                p50_bytes: s.p50,
+                p99_bytes: s.p99,
+                max_bytes: s.max,
+                drops_buffer_full: b.drops.full,
+                drops_dynamic_threshold: b.drops.threshold,
+                drops_queue: b.queue_drops,
+            }
+        })
+        .collect();
     let rs = records.stats;
     let summary = Summary {
         seed,
@@ -242,6 +287,7 @@ pub fn run_built_to(
         queues,
         flows,
         pings,
+        buffers,
         fct,
     };
     Ok(Outcome { summary, records, built_names: names, interval, warmup })
@@ -333,6 +379,44 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             }
         }
         w.flush()?;
+    }
+    for b in &rec.buffers {
+        if b.series.is_empty() {
+            continue;
+        }
+        let name = rec.topology.name(b.switch).to_string();
+        let fname = file_name(&name);
+        // Each alpha's threshold: alpha times the free shared bytes (beyond a queue's reserve).
+        let mut alphas: Vec<(String, f64)> = vec![("default".to_string(), b.spec.alpha)];
+        alphas.extend(b.spec.class_alpha.iter().cloned());
+        let mut header = vec!["t_s".to_string(), "used_bytes".to_string(), "free_bytes".to_string()];
+        header.extend(alphas.iter().map(|(n, _)| format!("threshold_{n}_bytes")));
+        let cols: Vec<&str> = header.iter().map(|h| h.as_str()).collect();
+        let mut w = CsvWriter::new(
+            std::io::BufWriter::new(std::fs::File::create(dir.join(format!("buffer_{fname}.csv")))?),
+            &cols,
+        )?;
+        let mut plot = Plot::new(format!("Shared buffer of {name}"), "time (s)", "bytes");
+        plot.kind = PlotKind::Step;
+        let mut used = Vec::new();
+        let mut thr: Vec<Vec<(f64, f64)>> = vec![Vec::new(); alphas.len()];
+        for s in &b.series {
+            let t = s.t.secs_f64();
+            let mut row = vec![t, s.used_bytes as f64, s.free_bytes as f64];
+            for (k, (_, a)) in alphas.iter().enumerate() {
+                let v = a * s.free_bytes as f64;
+                row.push(v);
+                thr[k].push((t, v));
+            }
+            w.write_nums(&row)?;
+            used.push((t, s.used_bytes as f64));
+        }
+        w.flush()?;
+        plot.series.push(Series::new("in use", used));
+        for ((n, a), pts) in alphas.iter().zip(thr) {
+            plot.series.push(Series::new(format!("threshold {n} (alpha {a})"), pts));
+        }
+        std::fs::write(dir.join(format!("buffer_{fname}.svg")), plot.to_svg(900, 420))?;
     }
     if let Some(fct) = &out.summary.fct {
         let mut plot = Plot::new("FCT slowdown by flow size", "flow size (log10 bytes)", "slowdown");

@@ -36,6 +36,10 @@ pub struct Scenario {
     /// `switch` (drop-tail, 1000 packets) exist unless redefined.
     #[serde(default)]
     pub queues: BTreeMap<String, Queue>,
+    /// Named shared switch buffers with dynamic thresholds, referenced by
+    /// `topology.switch_buffer` or a custom switch's `buffer`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub buffers: BTreeMap<String, Buffer>,
     pub topology: TopologySpec,
     #[serde(default)]
     pub flows: Vec<Flow>,
@@ -419,6 +423,36 @@ pub struct Queue {
     pub fq: Option<FqParams>,
 }
 
+/// A switch's shared packet buffer: every egress queue of the switch draws on it, each up to a
+/// dynamic threshold, alpha times the free shared buffer (Choudhury–Hahne).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Buffer {
+    /// A named switch whose size (and cell, where published) it takes: "triumph", "trident+",
+    /// "trident2", "tomahawk", "nexus3548" (default: none; then `size` is required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Total size (default: the preset's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Quantity>,
+    /// Accounting cell in bytes (default: the preset's, else 1: exact bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
+    /// Bytes reserved for every queue (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved: Option<Quantity>,
+    /// Dynamic-threshold alpha of every queue (default 1, SONiC's `dynamic_th` 0).
+    #[serde(default = "d_alpha")]
+    pub alpha: f64,
+    /// Per class name, an alpha of its own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub alphas: BTreeMap<String, f64>,
+}
+
+fn d_alpha() -> f64 {
+    1.0
+}
+
 /// The queue of every host NIC unless the topology names another.
 pub const NIC_QUEUE: &str = "nic";
 /// The queue of every switch port unless the topology names another.
@@ -593,6 +627,10 @@ pub struct TopologySpec {
     /// Queue names for switch egress ports and host NICs (defaults "switch", "nic").
     #[serde(default = "d_switch_q")]
     pub switch_queue: String,
+    /// The shared buffer (a `[buffers.NAME]`) of every switch (default: none, every port has
+    /// its own limit); a custom switch's `buffer` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_buffer: Option<String>,
     #[serde(default = "d_nic_q")]
     pub host_queue: String,
     /// custom: nodes and links.
@@ -608,6 +646,9 @@ pub struct NodeSpec {
     pub name: String,
     /// "host" or "switch".
     pub kind: NodeKind,
+    /// A switch's shared buffer (a `[buffers.NAME]`; default `topology.switch_buffer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 //! `not reproduced` (with the reason).
 
 mod bbr;
+mod benchmark;
 mod convergence;
 mod freebsd;
 mod incast;
@@ -156,6 +157,20 @@ const CATALOG: &[Experiment] = &[
         source: "freebsd-dctcp-bsdcan2015.txt",
         setup: freebsd::SETUP,
         run: freebsd::run_incast,
+    },
+    Experiment {
+        name: freebsd::INCAST_SHARED,
+        title: "FreeBSD DCTCP incast again, with a shared-buffer switch of the seed's era (Nexus 3548 pool, dynamic threshold)",
+        source: "freebsd-dctcp-bsdcan2015.txt",
+        setup: freebsd::SHARED_SETUP,
+        run: freebsd::run_incast_shared,
+    },
+    Experiment {
+        name: benchmark::NAME,
+        title: "The DCTCP paper's benchmark traffic in one rack: 10x background, 10x queries, DCTCP vs CUBIC",
+        source: "linux-dctcp-commits.txt, commit e3118e8359 (quoting Alizadeh et al., SIGCOMM 2010)",
+        setup: benchmark::SETUP,
+        run: benchmark::run,
     },
     Experiment {
         name: synect::NAME,
