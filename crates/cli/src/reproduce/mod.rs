@@ -103,6 +103,13 @@ const CATALOG: &[Experiment] = &[
         run: incast::run,
     },
     Experiment {
+        name: incast::SHARED,
+        title: "19-to-1 incast again, on a shared-buffer switch of the seed's time (Trident+, dynamic thresholds)",
+        source: "linux-dctcp-commits.txt, commit e3118e8359",
+        setup: incast::SHARED_SETUP,
+        run: incast::run_shared,
+    },
+    Experiment {
         name: convergence::NAME,
         title: "Convergence and stability of two flows at 10 Gb/s, CUBIC vs DCTCP (Linux DCTCP merge commit)",
         source: "linux-dctcp-commits.txt, commit e3118e8359",
@@ -157,6 +164,13 @@ const CATALOG: &[Experiment] = &[
         source: "freebsd-dctcp-bsdcan2015.txt",
         setup: freebsd::SETUP,
         run: freebsd::run_incast,
+    },
+    Experiment {
+        name: freebsd::BULK_SHARED,
+        title: "FreeBSD DCTCP bulk again, with a shared-buffer switch of the seed's era (Nexus 3548 pool, dynamic threshold)",
+        source: "freebsd-dctcp-bsdcan2015.txt",
+        setup: freebsd::SHARED_SETUP,
+        run: freebsd::run_bulk_shared,
     },
     Experiment {
         name: freebsd::INCAST_SHARED,
