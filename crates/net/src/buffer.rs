@@ -33,6 +33,9 @@ pub struct SharedBufferSpec {
     /// The dynamic-threshold alpha of a queue of class `name` (`alpha_of`), else `alpha`.
     pub alpha: f64,
     pub class_alpha: Vec<(String, f64)>,
+    /// Mark ECT packets CE when the switch's whole buffer holds more than this many bytes with
+    /// them (None: marking looks at each queue alone, by its class's AQM).
+    pub mark_above_bytes: Option<u64>,
 }
 
 /// What is wrong with a shared buffer's settings.
@@ -238,6 +241,7 @@ mod tests {
             reserved_bytes: reserved,
             alpha,
             class_alpha: vec![],
+            mark_above_bytes: None,
         };
         SharedBuffer::new(&spec, vec![alpha; queues])
     }
@@ -337,6 +341,7 @@ mod tests {
             reserved_bytes: reserved,
             alpha,
             class_alpha: vec![],
+            mark_above_bytes: None,
         };
         assert_eq!(spec(100_000, 100, 0, 0.0).check(4, 1500), Err(BufferError::Alpha(0.0)));
         assert_eq!(spec(100_000, 0, 0, 1.0).check(4, 1500), Err(BufferError::Cell));

@@ -8,6 +8,7 @@ use crate::event_loop::Ev;
 use crate::port::Port;
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 use ccsim_engine::{EventQueue, PoolId, SimTime};
+use ccsim_tcp::Ecn;
 
 /// A switch's index among the network's switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -177,9 +178,13 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let (dscp, size) = (pkt.dscp, pkt.size);
         let class = self.ports[pi].queue.class_of(dscp);
         let q = pb.first_queue as usize + class;
-        if self.buffers[b].buf.fits(q, size) {
+        let mark_above = self.buffers[b].spec.mark_above_bytes;
+        let marks = |buf: &SharedBuffer| mark_above.is_some_and(|t| buf.used_bytes() + size as u64 > t);
+        let fits = self.buffers[b].buf.fits(q, size);
+        if fits && !marks(&self.buffers[b].buf) {
             return Gate::Admitted { b: pb.buffer, q: q as u32 };
         }
+        // A refusal, or a mark, is decided on the sibling queues as they are at this instant.
         for k in 0..self.buffers[b].ports.len() {
             let p = self.buffers[b].ports[k] as usize;
             if self.ports[p].queue.lazy {
@@ -187,7 +192,16 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
         }
         match self.buffers[b].buf.admit(q, size) {
-            Ok(()) => Gate::Admitted { b: pb.buffer, q: q as u32 },
+            Ok(()) => {
+                if marks(&self.buffers[b].buf) {
+                    let pkt = self.pool.get_mut(id);
+                    if pkt.ecn.is_ect() && pkt.ecn != Ecn::Ce {
+                        pkt.ecn = Ecn::Ce;
+                        self.ports[pi].queue.classes[class].stats.marks += 1;
+                    }
+                }
+                Gate::Admitted { b: pb.buffer, q: q as u32 }
+            }
             Err(_) => {
                 // The queue's own counters see every drop at it, whatever the cause.
                 self.ports[pi].queue.classes[class].stats.drops += 1;

@@ -447,6 +447,10 @@ pub struct Buffer {
     /// Per class name, an alpha of its own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub alphas: BTreeMap<String, f64>,
+    /// Also mark ECT packets CE while the whole buffer holds more than this (default: none;
+    /// marking looks at each queue alone, by its class's AQM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_above: Option<Quantity>,
 }
 
 fn d_alpha() -> f64 {
@@ -734,6 +738,10 @@ pub struct Workload {
     /// Poisson: the offered load of each sender, as a fraction of its link rate (0 < load < 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<f64>,
+    /// Poisson: a link ("from->to") whose rate `load` is a fraction of instead, the senders
+    /// together offering that much, in equal parts (default: each sender's own link).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_of: Option<String>,
     /// The hosts that send (poisson) or take part (incast: senders and receivers); default every
     /// host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

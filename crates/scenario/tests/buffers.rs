@@ -63,6 +63,20 @@ fn one_congested_port_holds_at_most_alpha_over_one_plus_alpha_of_the_buffer() {
 }
 
 #[test]
+fn marking_can_look_at_the_whole_buffer() {
+    // DCTCP senders, ports without an AQM of their own: only the buffer's occupancy marks.
+    let text =
+        incast("[buffers.tor]\nsize = \"1MB\"\nmark_above = \"30KB\"\n", 4).replace("cc = \"cubic\"", "cc = \"dctcp\"");
+    let b = build(&parse(&text, "t.toml").unwrap()).unwrap();
+    let o = run_built(b, |_, _| {});
+    let buf = &o.summary.buffers[0];
+    let q = o.summary.queues.iter().find(|q| q.port == "s->r").unwrap();
+    assert!(q.marks > 0, "marks {}", q.marks);
+    // DCTCP holds the buffer near the marking threshold: far below its dynamic threshold (0.5 MB).
+    assert!(buf.p99_bytes < 120_000.0 && buf.drops_dynamic_threshold == 0, "{buf:?}");
+}
+
+#[test]
 fn reserved_bytes_and_presets_resolve() {
     let b = run(&incast("[buffers.tor]\npreset = \"trident+\"\nreserved = \"3KB\"\n", 4));
     assert_eq!(b.size_bytes, 46_080 * 208);

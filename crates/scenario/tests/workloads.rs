@@ -86,6 +86,20 @@ fn ks(sizes: &mut [u64], cdf: &ccsim_net::Cdf) -> f64 {
 }
 
 #[test]
+fn a_load_of_a_named_link_is_shared_out_among_the_senders() {
+    // 16 senders offering 40 % of the switch's 10 Gb/s port towards h0 together: 2.5 % of
+    // their own links each.
+    let text = star(16, "10Gbps", &WEB.replace("load = 0.5\n", "load = 0.4\nload_of = \"s->h0\"\n"));
+    let mut b = built(&text);
+    let w = b.workloads.remove(0);
+    let want = 0.4 * 10e9 / 8.0 / 1_711_250.0;
+    assert!((w.offered_flows_per_s - want).abs() < 1e-9, "{} vs {want}", w.offered_flows_per_s);
+    let (f, m) = error(&star(4, "10Gbps", &WEB.replace("load = 0.5\n", "load = 0.4\nload_of = \"h0->h1\"\n")));
+    assert_eq!(f, "workloads[0].load_of");
+    assert!(m.contains("no link"), "{m}");
+}
+
+#[test]
 fn sizes_follow_the_distribution() {
     let mut b = built(&star(16, "10Gbps", WEB));
     let flows = arrivals(b.workloads[0].traffic.as_mut(), SimTime::from_secs(20));

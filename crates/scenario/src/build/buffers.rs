@@ -51,6 +51,7 @@ fn spec_of(s: &Scenario, name: &str, field: &str) -> Result<SharedBufferSpec> {
         reserved_bytes: b.reserved.as_ref().map(|q| bytes(q, &format!("{f}.reserved"))).transpose()?.unwrap_or(0),
         alpha: b.alpha,
         class_alpha: b.alphas.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        mark_above_bytes: b.mark_above.as_ref().map(|q| bytes(q, &format!("{f}.mark_above"))).transpose()?,
     };
     Ok(spec)
 }

@@ -203,6 +203,19 @@ fn host_rate(topo: &Topology, h: NodeId) -> u64 {
     topo.links.iter().find(|l| l.a == h || l.b == h).map_or(0, |l| l.rate_bps)
 }
 
+/// The rate of link "from->to", bits per second.
+fn named_link_rate(topo: &Topology, name: &str, field: &str) -> Result<u64> {
+    let (a, b) = name.split_once("->").ok_or_else(|| {
+        Error::new(field, format!("\"{name}\" is not a link; write \"from->to\", e.g. \"a0_0->c0_0\""))
+    })?;
+    let na = topo.node(a.trim()).map_err(|e| Error::new(field, e.to_string()))?;
+    let nb = topo.node(b.trim()).map_err(|e| Error::new(field, e.to_string()))?;
+    let p =
+        topo.port_between(na, nb).ok_or_else(|| Error::new(field, format!("no link between \"{a}\" and \"{b}\"")))?;
+    let (from, to) = topo.port_ends(p);
+    Ok(topo.links.iter().find(|l| (l.a, l.b) == (from, to) || (l.b, l.a) == (from, to)).map_or(0, |l| l.rate_bps))
+}
+
 /// Every `[[workloads]]` entry, built.
 pub(super) fn workloads(
     s: &Scenario,
@@ -286,6 +299,12 @@ fn workload(
             if w.fan_in.is_some() {
                 return Err(only("fan_in", "poisson"));
             }
+            if w.load_of.is_some() && w.load.is_none() {
+                return Err(Error::new(
+                    format!("{field}.load"),
+                    "load_of names the link; load gives the fraction of it",
+                ));
+            }
             if w.interval.is_some() {
                 return Err(only("interval", "poisson"));
             }
@@ -307,6 +326,14 @@ fn workload(
                     format!("{load} is out of range; allowed 0 < load < 1"),
                 ));
             }
+            // The rate `load` is a fraction of: each sender's own link, or a named link shared
+            // out among the senders.
+            let of_link = match &w.load_of {
+                Some(name) => {
+                    Some(named_link_rate(topo, name, &format!("{field}.load_of"))? as f64 / hosts.len() as f64)
+                }
+                None => None,
+            };
             let mut senders = Vec::new();
             let mut total = 0.0;
             for &h in &hosts {
@@ -327,7 +354,7 @@ fn workload(
                     check_path(routes, topo, h, d, &format!("{field}.destinations"))?;
                 }
                 // Flows per second that offer `load` of the host's link in payload bytes.
-                let rate = load * host_rate(topo, h) as f64 / 8.0 / mean;
+                let rate = load * of_link.unwrap_or(host_rate(topo, h) as f64) / 8.0 / mean;
                 total += rate;
                 senders.push(PoissonSender { host: h, destinations, stream: stream_of(&name, topo.name(h)), rate });
             }
@@ -338,6 +365,9 @@ fn workload(
             let kind = w.kind.name();
             if w.load.is_some() {
                 return Err(only("load", kind));
+            }
+            if w.load_of.is_some() {
+                return Err(only("load_of", kind));
             }
             if w.destinations != Destinations::Any {
                 return Err(only("destinations", kind));
