@@ -128,7 +128,8 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
         let _ = std::fs::remove_file(dir.join("summary.json"));
         let f = dir.join("fct.csv");
-        Some(std::fs::File::create(&f).map_err(|e| format!("{}: cannot create: {e}", f.display()))?)
+        let file = std::fs::File::create(&f).map_err(|e| format!("{}: cannot create: {e}", f.display()))?;
+        Some(scenario::FctFile { file, path: f })
     };
     let outcome = scenario::run_built_to(built, fct_csv, |t, total| {
         if quiet {

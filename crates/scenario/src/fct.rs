@@ -32,6 +32,9 @@ struct Collected {
     hosts: Vec<String>,
     workloads: Vec<String>,
     csv: Option<BufWriter<std::fs::File>>,
+    /// Where `fct.csv` is: the analysis reads it back at the end instead of keeping a point per
+    /// flow in memory, so that memory follows the connections open at once.
+    csv_path: Option<std::path::PathBuf>,
     error: Option<std::io::Error>,
     points: Vec<Point>,
 }
@@ -46,15 +49,19 @@ fn secs(t: SimTime) -> String {
 }
 
 impl FctCollector {
-    /// A collector writing `fct.csv` to `csv` (None: analysis only); `hosts` are the topology's
-    /// node names, `workloads` the workloads' names in `Sim::add_traffic` order.
-    pub fn new(hosts: Vec<String>, workloads: Vec<String>, csv: Option<std::fs::File>) -> std::io::Result<Self> {
-        let mut csv = csv.map(BufWriter::new);
+    /// A collector writing `fct.csv` to `csv` (None: analysis only, from points kept in
+    /// memory); `hosts` are the topology's node names, `workloads` the workloads' names in
+    /// `Sim::add_traffic` order.
+    pub fn new(hosts: Vec<String>, workloads: Vec<String>, csv: Option<FctFile>) -> std::io::Result<Self> {
+        let (mut csv, csv_path) = match csv {
+            Some(f) => (Some(BufWriter::new(f.file)), Some(f.path)),
+            None => (None, None),
+        };
         if let Some(w) = &mut csv {
             writeln!(w, "{FCT_CSV_HEADER}")?;
         }
         Ok(FctCollector {
-            inner: Arc::new(Mutex::new(Collected { hosts, workloads, csv, error: None, points: Vec::new() })),
+            inner: Arc::new(Mutex::new(Collected { hosts, workloads, csv, csv_path, error: None, points: Vec::new() })),
         })
     }
 
@@ -77,15 +84,61 @@ impl FctCollector {
         if let Some(w) = &mut c.csv {
             w.flush()?;
         }
-        Ok(analyse(&c.points, &c.workloads, warmup))
+        let points = match &c.csv_path {
+            Some(p) => read_points(p, &c.workloads)?,
+            None => std::mem::take(&mut c.points),
+        };
+        Ok(analyse(&points, &c.workloads, warmup))
     }
+}
+
+/// An open `fct.csv` and its path (read back for the analysis at the end).
+pub struct FctFile {
+    pub file: std::fs::File,
+    pub path: std::path::PathBuf,
+}
+
+/// Seconds as written in `fct.csv` ("s.nnnnnnnnn") back to the nanosecond.
+fn parse_secs(s: &str) -> Option<SimTime> {
+    let (a, b) = s.split_once('.')?;
+    Some(SimTime::from_ns(a.parse::<u64>().ok()? * 1_000_000_000 + b.parse::<u64>().ok()?))
+}
+
+/// The analysis points of `fct.csv`, as the collector wrote it.
+fn read_points(path: &std::path::Path, workloads: &[String]) -> std::io::Result<Vec<Point>> {
+    use std::io::BufRead;
+    let bad = |line: usize| std::io::Error::other(format!("{}: line {line}: not a row ccsim wrote", path.display()));
+    let mut out = Vec::new();
+    let f = std::io::BufReader::new(std::fs::File::open(path)?);
+    for (i, line) in f.lines().enumerate().skip(1) {
+        let line = line?;
+        let c: Vec<&str> = line.split(',').collect();
+        if c.len() != 14 {
+            return Err(bad(i + 1));
+        }
+        let workload = workloads.iter().position(|w| w == c[1]).map_or(u32::MAX, |w| w as u32);
+        out.push(Point {
+            workload,
+            group: c[2].parse().map_err(|_| bad(i + 1))?,
+            size: c[5].parse().map_err(|_| bad(i + 1))?,
+            start: parse_secs(c[6]).ok_or_else(|| bad(i + 1))?,
+            fct: if c[8].is_empty() { None } else { Some(parse_secs(c[8]).ok_or_else(|| bad(i + 1))?) },
+            slowdown: if c[10].is_empty() { f64::NAN } else { c[10].parse().map_err(|_| bad(i + 1))? },
+            rtos: c[12].parse().map_err(|_| bad(i + 1))?,
+        });
+    }
+    Ok(out)
 }
 
 impl Collected {
     fn add(&mut self, f: &FlowDone) {
         let fct = f.completion.map(|c| c - f.start);
+        // To the six decimals `fct.csv` has, so that the analysis is the same whether it reads
+        // the file back or keeps the points.
         let slowdown = match (fct, f.ideal) {
-            (Some(t), Some(i)) if i.ns() > 0 => t.ns() as f64 / i.ns() as f64,
+            (Some(t), Some(i)) if i.ns() > 0 => {
+                format!("{:.6}", t.ns() as f64 / i.ns() as f64).parse().unwrap_or(f64::NAN)
+            }
             _ => f64::NAN,
         };
         if let Some(w) = &mut self.csv {
@@ -111,6 +164,9 @@ impl Collected {
             if let Err(e) = r {
                 self.error.get_or_insert(e);
             }
+        }
+        if self.csv_path.is_some() {
+            return; // read back from fct.csv at the end
         }
         self.points.push(Point {
             workload: f.traffic,
@@ -361,5 +417,8 @@ mod tests {
     fn times_are_written_to_the_nanosecond() {
         assert_eq!(secs(SimTime::from_ns(1_000_000_001)), "1.000000001");
         assert_eq!(secs(SimTime::from_us(250)), "0.000250000");
+        for t in [0, 1, 999_999_999, 1_000_000_000, 123_456_789_012] {
+            assert_eq!(parse_secs(&secs(SimTime::from_ns(t))), Some(SimTime::from_ns(t)));
+        }
     }
 }

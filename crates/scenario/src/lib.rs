@@ -15,7 +15,7 @@ mod units;
 pub use addr::{host_addresses, host_ipv4};
 pub use build::{build, parse_cdf, Built, Workload, BUFFER_PRESETS, BUILTIN_CDFS};
 pub use error::{Error, Result};
-pub use fct::{FctCollector, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
+pub use fct::{FctCollector, FctFile, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
 /// Read and parse a scenario file (`load`, under a name that says what it loads).
 pub use load as load_scenario;
 pub use results::{

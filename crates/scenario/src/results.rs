@@ -1,7 +1,7 @@
 //! Running a built scenario and writing its results: `summary.json`, CSV time series, SVG plots.
 
 use crate::build::Built;
-use crate::fct::{FctCollector, FctReport};
+use crate::fct::{FctCollector, FctFile, FctReport};
 use ccsim_engine::SimTime;
 use ccsim_net::{FlowKind, FlowSample, Records, Sim};
 use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
@@ -140,7 +140,7 @@ pub fn run_built(b: Built, progress: impl FnMut(SimTime, SimTime)) -> Outcome {
 /// As `run_built`, writing the workloads' flows to `fct_csv` (`fct.csv`) while the run goes on.
 pub fn run_built_to(
     b: Built,
-    fct_csv: Option<std::fs::File>,
+    fct_csv: Option<FctFile>,
     mut progress: impl FnMut(SimTime, SimTime),
 ) -> std::io::Result<Outcome> {
     let duration = b.cfg.duration;

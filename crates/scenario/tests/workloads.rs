@@ -154,8 +154,7 @@ fn incast_rounds_are_synchronised_fan_ins_to_one_receiver() {
 }
 
 /// A short mixed run: DCTCP WebSearch flows and CUBIC incast rounds in one star.
-fn mixed_run(dir: &std::path::Path) -> (String, ccsim_scenario::FctReport) {
-    let text = r#"
+const MIXED: &str = r#"
 [run]
 duration = "50ms"
 [tcp]
@@ -184,10 +183,13 @@ cc = "cubic"
 [record]
 warmup = "5ms"
 "#;
-    let b = built(text);
+
+fn mixed_run(dir: &std::path::Path) -> (String, ccsim_scenario::FctReport) {
+    let b = built(MIXED);
     std::fs::create_dir_all(dir).unwrap();
-    let f = std::fs::File::create(dir.join("fct.csv")).unwrap();
-    let out = run_built_to(b, Some(f), |_, _| {}).unwrap();
+    let path = dir.join("fct.csv");
+    let file = std::fs::File::create(&path).unwrap();
+    let out = run_built_to(b, Some(ccsim_scenario::FctFile { file, path }), |_, _| {}).unwrap();
     (std::fs::read_to_string(dir.join("fct.csv")).unwrap(), out.summary.fct.unwrap())
 }
 
@@ -195,6 +197,9 @@ warmup = "5ms"
 fn every_completed_flow_takes_at_least_its_ideal_time_and_reruns_are_identical() {
     let tmp = std::env::temp_dir().join(format!("ccsim-workloads-{}", std::process::id()));
     let (csv, report) = mixed_run(&tmp.join("a"));
+    // The analysis read back from fct.csv is the one kept in memory without a file.
+    let in_memory = run_built_to(built(MIXED), None, |_, _| {}).unwrap().summary.fct.unwrap();
+    assert_eq!(report, in_memory);
     let (again, _) = mixed_run(&tmp.join("b"));
     let _ = std::fs::remove_dir_all(&tmp);
     assert_eq!(csv, again, "same seed, same bytes");
