@@ -56,10 +56,10 @@ pub fn build(s: &Scenario) -> Result<Built> {
     }
     flows::apply_host_settings(&mut flows, &topo, &base_rtt);
     let workloads = workloads::workloads(s, &topo, &routes, &base_rtt, run_duration)?;
-    let pings = pings(s, &topo, &routes)?;
+    let pings = pings(s, &topo, &routes, run_duration)?;
     let shared_buffers = buffers::shared_buffers(s, &topo)?;
     let monitored = monitored_ports(&s.record, &topo)?;
-    let record = RecordTimes::of(&s.record, run_duration)?;
+    let record = RecordTimes::of(&s.record, run_duration, monitored.ports.len())?;
     let hosts = HostTiming::of(&s.topology)?;
     let cfg = SimConfig {
         seed: s.run.seed,
@@ -89,7 +89,7 @@ impl From<spec::PingEcn> for Ecn {
 }
 
 /// `[[pings]]`: ICMP echo probes.
-fn pings(s: &Scenario, topo: &Topology, routes: &Routes) -> Result<Vec<PingSpec>> {
+fn pings(s: &Scenario, topo: &Topology, routes: &Routes, run_duration: SimTime) -> Result<Vec<PingSpec>> {
     let mut pings = Vec::new();
     for (i, p) in s.pings.iter().enumerate() {
         let field = format!("pings[{i}]");
@@ -110,7 +110,21 @@ fn pings(s: &Scenario, topo: &Topology, routes: &Routes) -> Result<Vec<PingSpec>
             dst,
             start: duration(&p.start, &format!("{field}.start"), NonNegative)?,
             stop: p.stop.as_ref().map(|q| duration(q, &format!("{field}.stop"), Positive)).transpose()?,
-            interval: duration(&p.interval, &format!("{field}.interval"), Positive)?,
+            interval: {
+                let iv = duration(&p.interval, &format!("{field}.interval"), Positive)?;
+                if run_duration.ns() / iv.ns() > MAX_PINGS {
+                    return Err(Error::new(
+                        format!("{field}.interval"),
+                        format!(
+                            "{} ns over {} s is more than {MAX_PINGS} requests; allowed at least {} ns",
+                            iv.ns(),
+                            run_duration.secs_f64(),
+                            run_duration.ns().div_ceil(MAX_PINGS)
+                        ),
+                    ));
+                }
+                iv
+            },
             size: p.size,
             dscp: p.dscp,
             ecn: p.ecn.into(),
@@ -156,14 +170,36 @@ fn monitored_ports(r: &spec::Record, topo: &Topology) -> Result<MonitoredPorts> 
 }
 
 /// `record.interval` and `record.warmup`.
+/// The most queue samples a run keeps (4 bytes each: 400 MB).
+const MAX_SAMPLES: u64 = 100_000_000;
+/// The most echo requests one ping probe sends in a run.
+const MAX_PINGS: u64 = 10_000_000;
+
 struct RecordTimes {
     interval: SimTime,
     warmup: SimTime,
 }
 
 impl RecordTimes {
-    fn of(r: &spec::Record, run_duration: SimTime) -> Result<Self> {
+    fn of(r: &spec::Record, run_duration: SimTime, ports: usize) -> Result<Self> {
         let interval = duration(&r.interval, "record.interval", Positive)?;
+        // A sample per interval per monitored port, kept for the run: bounded, so that a run
+        // cannot fill the machine's memory.
+        let samples = (run_duration.ns() / interval.ns()).saturating_mul(ports.max(1) as u64);
+        if samples > MAX_SAMPLES {
+            let least = SimTime::from_ns((run_duration.ns() * ports.max(1) as u64).div_ceil(MAX_SAMPLES));
+            return Err(Error::new(
+                "record.interval",
+                format!(
+                    "{} ns over {} s at {} monitored ports is {samples} samples; allowed at most {MAX_SAMPLES}: an \
+                     interval of at least {} ns, or fewer ports in record.queues",
+                    interval.ns(),
+                    run_duration.secs_f64(),
+                    ports.max(1),
+                    least.ns()
+                ),
+            ));
+        }
         let warmup = duration(&r.warmup, "record.warmup", NonNegative)?;
         if warmup >= run_duration {
             return Err(Error::new("record.warmup", "must be shorter than run.duration"));

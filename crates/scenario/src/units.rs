@@ -94,18 +94,20 @@ pub fn duration(q: &Quantity, field: &str, range: DurationRange) -> Result<SimTi
         "ns" => 1.0,
         _ => f64::NAN,
     };
-    let ns = v * mult;
+    // Checked in the simulator's unit, nanoseconds, after rounding: "0.4ns" is 0 ns and no
+    // positive duration.
+    let ns = (v * mult).round();
     if !ns.is_finite() || ns < 0.0 || (positive && ns == 0.0) || ns > 1e18 {
         let need = if positive { "a positive duration" } else { "a duration ≥ 0" };
         return Err(Error::new(
             field,
             format!(
-                "{} is not {need}; write e.g. \"20s\", \"500ms\", \"62us\", \"100ns\" or a number of seconds",
+                "{} is not {need} in whole nanoseconds (the simulator's unit); write e.g. \"20s\", \"500ms\", \"62us\", \"100ns\" or a number of seconds",
                 shown(q)
             ),
         ));
     }
-    Ok(SimTime(ns.round() as u64))
+    Ok(SimTime(ns as u64))
 }
 
 /// A link rate in bits per second, > 0.
@@ -152,6 +154,16 @@ pub fn bytes(q: &Quantity, field: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn a_duration_that_rounds_to_zero_is_not_positive() {
+        for q in ["0.4ns", "0.0000000004s"] {
+            let e = duration(&q.into(), "record.interval", DurationRange::Positive).unwrap_err();
+            assert!(e.msg.contains("whole nanoseconds"), "{}", e.msg);
+        }
+        assert_eq!(duration(&"0.4ns".into(), "d", DurationRange::NonNegative).unwrap(), SimTime::ZERO);
+        assert_eq!(duration(&"0.6ns".into(), "d", DurationRange::Positive).unwrap(), SimTime::from_ns(1));
+    }
+
     #[test]
     fn parses_units() {
         assert_eq!(duration(&"500ms".into(), "d", DurationRange::Positive).unwrap(), SimTime::from_ms(500));
