@@ -296,6 +296,10 @@ fn bad_workloads_are_named_with_what_is_allowed() {
     assert!(m.contains("interval"), "{m}");
     let (f, _) = error(&w("kind = \"incast\"\nsizes = \"64KB\"\nfan_in = 2\ninterval = \"1ms\"\nload = 0.2"));
     assert_eq!(f, "workloads[0].load");
+    // 4 hosts at 10 Gb/s offering 90 % in 1-byte flows for 100 s: 4.5e11 flows.
+    let (f, m) = error(&w("kind = \"poisson\"\nsizes = \"1B\"\nload = 0.9"));
+    assert_eq!(f, "workloads[0]");
+    assert!(m.contains("at most 1e8"), "{m}");
     let (f, m) = error(&w("kind = \"lognormal\"\nsizes = \"64KB\""));
     assert!(f.contains("kind") || m.contains("poisson"), "{f}: {m}");
 }

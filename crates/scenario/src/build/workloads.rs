@@ -231,10 +231,28 @@ pub(super) fn workloads(
     let settings = Arc::new(Mutex::new(HostSettings::new(topo, programs.clone())));
     let mut out = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
-        out.push(workload(s, w, i, topo, routes, &place, &settings, run_end)?);
+        let built = workload(s, w, i, topo, routes, &place, &settings, run_end)?;
+        // Flows to expect over the run: bounded, so that a run stays finite.
+        let start = duration(&w.start, "start", NonNegative)?;
+        let span = run_end.saturating_sub(start).secs_f64();
+        let expected = built.offered_flows_per_s * span;
+        if expected > MAX_FLOWS {
+            return Err(Error::new(
+                format!("workloads[{i}]"),
+                format!(
+                    "offers about {expected:.3e} flows over the run ({:.3e} per second); allowed at most {MAX_FLOWS:.0e}: \
+                     lower its load or rate, give it larger flows, or shorten the run",
+                    built.offered_flows_per_s
+                ),
+            ));
+        }
+        out.push(built);
     }
     Ok(out)
 }
+
+/// The most flows a workload may be expected to open in one run.
+const MAX_FLOWS: f64 = 1e8;
 
 #[allow(clippy::too_many_arguments)]
 fn workload(
