@@ -81,6 +81,12 @@ const BENCHES: &[Bench] = &[
         toml: || fat_tree_websearch(8, "0.25s", "0.05s"),
     },
     Bench {
+        name: "S4-k4",
+        what: "S4 at k = 4 (16 hosts), 0.05 s (0.01 s warm-up): the profile-guided build's workload training",
+        default: false,
+        toml: || fat_tree_websearch(4, "0.05s", "0.01s"),
+    },
+    Bench {
         name: "S4-k16",
         what: "S4 at k = 16 (1024 hosts), 0.03 s (0.01 s warm-up)",
         default: false,
