@@ -99,5 +99,17 @@ pub fn resolved_toml(s: &Scenario) -> String {
             q.fq = Some(spec::FqParams::default());
         }
     }
+    // A CDF file is named relative to the scenario; the resolved file, written elsewhere, names
+    // it by its full path so that it runs to the same result from anywhere.
+    if let Some(dir) = &s.dir {
+        for w in &mut s.workloads {
+            let builtin = BUILTIN_CDFS.iter().any(|(n, _)| *n == w.sizes);
+            if !builtin && !w.sizes.starts_with(|c: char| c.is_ascii_digit()) {
+                if let Ok(p) = dir.join(&w.sizes).canonicalize() {
+                    w.sizes = p.display().to_string();
+                }
+            }
+        }
+    }
     toml::to_string_pretty(&s).unwrap_or_else(|e| format!("# could not serialise: {e}\n"))
 }

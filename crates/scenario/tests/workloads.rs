@@ -314,8 +314,13 @@ fn a_cdf_file_is_read_relative_to_the_scenario_and_its_faults_named() {
         |cdf: &str| star(4, "10Gbps", &format!("[[workloads]]\nkind = \"poisson\"\nsizes = \"{cdf}\"\nload = 0.2\n"));
     let p = dir.join("s.toml");
     std::fs::write(&p, scen("mine.cdf")).unwrap();
-    let b = build(&ccsim_scenario::load_scenario(&p).unwrap()).unwrap();
+    let s = ccsim_scenario::load_scenario(&p).unwrap();
+    let b = build(&s).unwrap();
     assert!((b.workloads[0].mean_size - 1250.0).abs() < 1e-9);
+    // The resolved scenario names the file by its full path: it builds from any directory.
+    let resolved = ccsim_scenario::resolved_toml(&s);
+    let again = build(&parse(&resolved, "resolved.toml").unwrap()).unwrap();
+    assert!((again.workloads[0].mean_size - 1250.0).abs() < 1e-9, "{resolved}");
     std::fs::write(&p, scen("bad.cdf")).unwrap();
     let e = build(&ccsim_scenario::load_scenario(&p).unwrap()).err().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
