@@ -97,6 +97,9 @@ pub struct TcpStats {
     pub bytes_received: u64,
     pub total_retrans: u64,
     pub rto_count: u64,
+    /// The connection was given up after too many retransmission timeouts (`tcp_write_err`,
+    /// ETIMEDOUT): 0 or 1.
+    pub write_timeouts: u64,
     /// `netstat -s` "other TCP timeouts" as kernels before e1561fe2dd69 ("tcp: fix SNMP TCP
     /// timeout under-estimation", 2019) counted TCPTimeouts: every SYN timeout, and a data
     /// timeout only when it is the first of its stall (`icsk_retransmits` 0) and fires in Open

@@ -120,6 +120,9 @@ impl Endpoint {
         if self.sk.packets_out == 0 {
             return;
         }
+        if self.write_timeout() {
+            return;
+        }
         match self.state {
             TcpState::SynSent | TcpState::SynRecv => {
                 // SYN / SYN-ACK retransmission with exponential backoff.
@@ -151,6 +154,46 @@ impl Endpoint {
         }
         self.icsk.backoff += 1;
         self.reset_rto_timer();
+    }
+
+    /// `tcp_write_timeout`: has the connection retransmitted for too long? A SYN is given up
+    /// after `tcp_syn_retries` retransmissions (a SYN-ACK after `tcp_synack_retries`), data after
+    /// `tcp_retries2` as `retransmits_timed_out` models it: the time the backoff from
+    /// `TCP_RTO_MIN` would take to reach that many, counted from the first retransmission
+    /// (`retrans_stamp`), 924.6 s for 15. Then `tcp_write_err`.
+    fn write_timeout(&mut self) -> bool {
+        let expired = match self.state {
+            TcpState::SynSent => self.icsk.backoff >= TCP_SYN_RETRIES,
+            TcpState::SynRecv => self.icsk.backoff >= TCP_SYNACK_RETRIES,
+            _ => {
+                self.icsk.retransmits > 0
+                    && self.ts_val().wrapping_sub(self.undo.retrans_stamp) as i32
+                        - model_timeout_ms(TCP_RETRIES2) as i32
+                        >= 0
+            }
+        };
+        if expired {
+            self.write_err();
+        }
+        expired
+    }
+
+    /// `tcp_write_err` → `tcp_done`: the socket reports ETIMEDOUT and closes; what it had to
+    /// send is dropped and its timers stop.
+    fn write_err(&mut self) {
+        self.stats.write_timeouts += 1;
+        self.state = TcpState::Closed;
+        self.rtx.clear();
+        self.tsorted.clear();
+        self.unsent = 0;
+        self.sk.packets_out = 0;
+        self.sk.sacked_out = 0;
+        self.sk.lost_out = 0;
+        self.sk.retrans_out = 0;
+        self.xmit_timer = None;
+        self.pacing_deadline = None;
+        self.ack.pending = 0;
+        self.comp_sack.deadline = None;
     }
 
     /// `tcp_enter_loss`: RTO recovery. Everything not SACKed is marked lost, cwnd becomes one
@@ -203,5 +246,37 @@ impl Endpoint {
         if self.sk.ecn_ok {
             self.ecn_queue_cwr = true;
         }
+    }
+}
+
+/// `net.ipv4.tcp_retries2`, `tcp_syn_retries`, `tcp_synack_retries`: Linux's defaults.
+pub(crate) const TCP_RETRIES2: u32 = 15;
+pub(crate) const TCP_SYN_RETRIES: u32 = 6;
+pub(crate) const TCP_SYNACK_RETRIES: u32 = 5;
+
+/// `tcp_model_timeout(sk, boundary, TCP_RTO_MIN)` in ms: the time `boundary` retransmissions
+/// take when the RTO starts at `TCP_RTO_MIN` (200 ms) and doubles up to `TCP_RTO_MAX` (120 s).
+pub(crate) fn model_timeout_ms(boundary: u32) -> u64 {
+    const RTO_BASE_MS: u64 = 200;
+    const RTO_MAX_MS: u64 = 120_000;
+    let linear_backoff_thresh = (RTO_MAX_MS / RTO_BASE_MS).ilog2();
+    if boundary <= linear_backoff_thresh {
+        ((2u64 << boundary) - 1) * RTO_BASE_MS
+    } else {
+        ((2u64 << linear_backoff_thresh) - 1) * RTO_BASE_MS + (boundary - linear_backoff_thresh) as u64 * RTO_MAX_MS
+    }
+}
+
+#[cfg(test)]
+mod give_up_tests {
+    use super::*;
+
+    #[test]
+    fn the_model_timeout_is_linux_s() {
+        // ilog2(120 s / 200 ms) = 9: (2^10 - 1) x 200 ms + 6 x 120 s.
+        assert_eq!(model_timeout_ms(15), 1023 * 200 + 6 * 120_000);
+        assert_eq!(model_timeout_ms(15), 924_600);
+        // tcp_retries1 = 3: 15 x 200 ms.
+        assert_eq!(model_timeout_ms(3), 3_000);
     }
 }

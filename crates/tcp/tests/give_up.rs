@@ -1,0 +1,55 @@
+//! `tcp_write_timeout`: a connection whose peer is gone stops retransmitting — a SYN after
+//! `tcp_syn_retries` (6) retransmissions, data once `tcp_retries2` (15) retransmissions' worth of
+//! backoff from 200 ms has passed since the first one (924.6 s) — and closes with ETIMEDOUT, as
+//! Linux's `tcp_write_err` does. Without it a silent peer keeps a socket's timers running forever.
+
+mod common;
+
+use ccsim_engine::SimTime;
+use ccsim_tcp::{Endpoint, TcpConfig, TcpState};
+use common::sack_sender;
+
+/// Run the endpoint's timers until it has none; returns the time of the last one and how many
+/// segments it sent.
+fn run_out(ep: &mut Endpoint, limit: SimTime) -> (SimTime, usize) {
+    let mut sent = 0;
+    let mut last = SimTime::ZERO;
+    let mut out = Vec::new();
+    while let Some(d) = ep.next_deadline() {
+        assert!(d < limit, "still retransmitting at {d:?}");
+        ep.on_timer(d, &mut out);
+        sent += out.len();
+        out.clear();
+        last = d;
+    }
+    (last, sent)
+}
+
+#[test]
+fn an_unanswered_syn_is_given_up_after_six_retransmissions() {
+    let mut ep = Endpoint::client(TcpConfig::default(), 1);
+    let mut out = Vec::new();
+    ep.connect(SimTime::ZERO, &mut out);
+    let (last, sent) = run_out(&mut ep, SimTime::from_secs(1000));
+    // SYN at 0, retransmitted at 1, 3, 7, 15, 31, 63 s; given up at 127 s.
+    assert_eq!(sent, 6);
+    assert_eq!(last, SimTime::from_secs(127));
+    assert_eq!(ep.state(), TcpState::Closed);
+    assert_eq!(ep.stats().write_timeouts, 1);
+}
+
+#[test]
+fn data_a_silent_peer_never_acknowledges_is_given_up_after_tcp_retries2() {
+    let (mut ep, t0, first) = sack_sender(TcpConfig::default(), 100_000);
+    assert!(!first.is_empty());
+    let (last, sent) = run_out(&mut ep, SimTime::from_secs(5000));
+    assert_eq!(ep.state(), TcpState::Closed);
+    assert_eq!(ep.stats().write_timeouts, 1);
+    // The first retransmission is the first RTO (1 s without an RTT sample of the data); the
+    // connection ends at the first timeout at least 924.6 s after it.
+    let first_rto = t0 + SimTime::from_secs(1);
+    assert!(last >= first_rto + SimTime::from_ms(924_600), "{last:?}");
+    assert!(last < first_rto + SimTime::from_ms(924_600) + SimTime::from_secs(120), "{last:?}");
+    assert!(sent > 0 && sent < 30, "retransmissions with backoff: {sent}");
+    assert!(ep.next_deadline().is_none());
+}
