@@ -76,6 +76,10 @@ struct Runner {
     blocking: Option<(SimTime, u32, &'static str)>,
 }
 
+/// The longest a script may run (simulated): every timer loop then ends, whatever the gaps a
+/// script writes (packetdrill's own scripts stay within minutes).
+const MAX_SCRIPT_TIME: SimTime = SimTime::from_secs(3600);
+
 fn fail(ev: &Event, msg: impl Into<String>) -> Failure {
     Failure { line: ev.line, text: ev.text.clone(), msg: msg.into() }
 }
@@ -383,7 +387,7 @@ impl Runner {
     fn resolve(&self, t: &TimeSpec) -> SimTime {
         match t {
             TimeSpec::Absolute(x) => secs(*x),
-            TimeSpec::Relative(x) => self.prev + secs(*x),
+            TimeSpec::Relative(x) => self.prev.saturating_add_time(secs(*x)),
             TimeSpec::Any | TimeSpec::Untimed => self.prev,
             TimeSpec::Range { start, .. } | TimeSpec::Blocking { start, .. } => self.resolve(start),
         }
@@ -804,6 +808,16 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
     for ev in &script.events {
         let res = (|| -> Result<(), Failure> {
             let t = r.resolve(&ev.time);
+            if t != SimTime::MAX && t > MAX_SCRIPT_TIME {
+                return Err(fail(
+                    ev,
+                    format!(
+                        "the script reaches {} s; the runner allows at most {} s of script time",
+                        t.secs_f64(),
+                        MAX_SCRIPT_TIME.secs_f64()
+                    ),
+                ));
+            }
             r.check_blocking(t.max(r.now))?;
             match &ev.kind {
                 EventKind::Shell(text) => {

@@ -321,7 +321,7 @@ impl Endpoint {
                 rtt_seq: iss,
                 min_rtt: MinMax::default(),
             },
-            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0 },
+            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0, probes_out: 0 },
             xmit_timer: None,
             pacing_deadline: None,
             rack: crate::rack::RackState {

@@ -136,6 +136,8 @@ impl Endpoint {
                 self.count_delivered(st.sack_delivered, flag & FLAG_ECE != 0);
             }
         }
+        // Something worked: the zero-window probes so far were answered.
+        self.icsk.probes_out = 0;
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
             self.in_ack_event(flag, out);

@@ -18,6 +18,8 @@ pub(crate) struct RtoState {
     pub backoff: u32,
     /// `icsk_retransmits`: RTO retransmissions of the current stall.
     pub retransmits: u32,
+    /// `icsk_probes_out`: zero-window probes sent without an ACK in between.
+    pub probes_out: u32,
 }
 
 impl Endpoint {
@@ -180,7 +182,7 @@ impl Endpoint {
 
     /// `tcp_write_err` → `tcp_done`: the socket reports ETIMEDOUT and closes; what it had to
     /// send is dropped and its timers stop.
-    fn write_err(&mut self) {
+    pub(crate) fn write_err(&mut self) {
         self.stats.write_timeouts += 1;
         self.state = TcpState::Closed;
         self.rtx.clear();

@@ -61,6 +61,13 @@ impl Endpoint {
     /// (`tcp_write_wakeup`); back off exponentially.
     pub(crate) fn probe_timer(&mut self, out: &mut Vec<Segment>) {
         if self.sk.packets_out > 0 || self.unsent == 0 {
+            self.icsk.probes_out = 0;
+            return;
+        }
+        // tcp_probe_timer: a peer that answers probes keeps the connection open (RFC 1122
+        // 4.2.2.17); one that answers none is given up after tcp_retries2 probes.
+        if self.icsk.probes_out >= crate::timer::TCP_RETRIES2 {
+            self.write_err();
             return;
         }
         if self.snd_nxt().before(self.snd_una() + self.snd_wnd) {
@@ -70,8 +77,10 @@ impl Endpoint {
         }
         if self.sk.packets_out > 0 || self.unsent == 0 {
             self.icsk.backoff = 0;
+            self.icsk.probes_out = 0;
             return;
         }
+        self.icsk.probes_out += 1; // tcp_send_probe0
         if self.icsk.backoff < 15 {
             self.icsk.backoff += 1; // tcp_retries2
         }

@@ -6,8 +6,8 @@
 mod common;
 
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Endpoint, TcpConfig, TcpState};
-use common::sack_sender;
+use ccsim_tcp::{Endpoint, Segment, TcpConfig, TcpFlags, TcpState};
+use common::{sack_sender, ISS, PEER_ISS};
 
 /// Run the endpoint's timers until it has none; returns the time of the last one and how many
 /// segments it sent.
@@ -52,4 +52,56 @@ fn data_a_silent_peer_never_acknowledges_is_given_up_after_tcp_retries2() {
     assert!(last < first_rto + SimTime::from_ms(924_600) + SimTime::from_secs(120), "{last:?}");
     assert!(sent > 0 && sent < 30, "retransmissions with backoff: {sent}");
     assert!(ep.next_deadline().is_none());
+}
+
+/// The client after its first flight was acknowledged with a zero window: data waits, the
+/// zero-window probe timer runs.
+fn zero_window_client() -> (Endpoint, SimTime) {
+    let (mut ep, t, first) = sack_sender(TcpConfig::default(), 100_000);
+    let sent: u32 = first.iter().map(|s| s.len).sum();
+    let ack = Segment {
+        seq: PEER_ISS + 1,
+        ack: ISS + 1 + sent,
+        flags: TcpFlags(TcpFlags::ACK),
+        win: 0,
+        ..Segment::default()
+    };
+    let t = t + SimTime::from_us(200);
+    let mut out = Vec::new();
+    ep.on_segment(t, &ack, &mut out);
+    assert!(ep.next_deadline().is_some(), "the probe timer runs");
+    (ep, t)
+}
+
+#[test]
+fn a_zero_window_peer_that_answers_no_probe_is_given_up_after_tcp_retries2_probes() {
+    let (mut ep, _) = zero_window_client();
+    let (_, sent) = run_out(&mut ep, SimTime::from_secs(100_000));
+    assert_eq!(sent, 15, "tcp_retries2 probes, then tcp_write_err");
+    assert_eq!(ep.state(), TcpState::Closed);
+    assert_eq!(ep.stats().write_timeouts, 1);
+}
+
+#[test]
+fn a_zero_window_peer_that_answers_its_probes_keeps_the_connection() {
+    let (mut ep, _) = zero_window_client();
+    let mut out = Vec::new();
+    for _ in 0..40 {
+        let d = ep.next_deadline().expect("probing goes on");
+        ep.on_timer(d, &mut out);
+        let probe = out.pop().expect("a probe");
+        out.clear();
+        // The peer answers every probe, its window still closed.
+        let ack = Segment {
+            seq: PEER_ISS + 1,
+            ack: probe.seq.wrapping_add(1),
+            flags: TcpFlags(TcpFlags::ACK),
+            win: 0,
+            ..Segment::default()
+        };
+        ep.on_segment(d + SimTime::from_us(100), &ack, &mut out);
+        out.clear();
+    }
+    assert_eq!(ep.state(), TcpState::Established);
+    assert_eq!(ep.stats().write_timeouts, 0);
 }
