@@ -30,7 +30,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     c.completion = Some(now);
                     c.end = Some(now);
                     if let Origin::Traffic(t) = c.origin {
-                        let done = self.flow_done(ci, now);
+                        let done = self.flow_done(ci);
                         self.traffic_completed(t as usize, &done, now);
                     }
                 }

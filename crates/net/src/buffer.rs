@@ -218,15 +218,6 @@ impl SharedBuffer {
     pub fn used_bytes(&self) -> u64 {
         self.used * self.cell
     }
-
-    /// Queue `q`'s cells in bytes.
-    pub fn queue_bytes(&self, q: usize) -> u64 {
-        self.len[q] * self.cell
-    }
-
-    pub fn queues(&self) -> usize {
-        self.len.len()
-    }
 }
 
 #[cfg(test)]

@@ -172,7 +172,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         self.resched(ci, side);
         self.return_local_drops(now);
         if self.conns[ci].spec.lifecycle == Lifecycle::CloseWhenDone {
-            self.release_if_closed(ci, now);
+            self.release_if_closed(ci);
         }
     }
 

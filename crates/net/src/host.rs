@@ -267,7 +267,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     /// A port dropped packet `id` on arrival: a segment at its sender's own NIC goes back to its
     /// socket (see `Endpoint::on_local_drop`).
-    pub(crate) fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
+    pub(crate) fn dropped_on_enqueue(&mut self, pi: usize, id: PoolId) {
         let port = &self.ports[pi];
         if port.from_host {
             if let Payload::Tcp { conn, to_server, seg } = self.pool.get(id).payload {
@@ -279,6 +279,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 self.local_drops.push(LocalDrop { conn, side: Side::sender(to_server), seg, cause });
             }
         }
-        self.drop_packet(id, now);
+        self.drop_packet(id);
     }
 }

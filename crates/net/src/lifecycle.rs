@@ -48,6 +48,16 @@ pub const EPHEMERAL_LOW: u16 = 32768;
 pub const EPHEMERAL_HIGH: u16 = 60999;
 const EPHEMERAL_COUNT: usize = (EPHEMERAL_HIGH - EPHEMERAL_LOW) as usize + 1;
 
+impl Origin {
+    /// The traffic's index (`FlowDone::traffic`), u32::MAX for a flow given up front.
+    pub(crate) fn traffic(self) -> u32 {
+        match self {
+            Origin::Traffic(t) => t,
+            Origin::Given => u32::MAX,
+        }
+    }
+}
+
 impl EphemeralPorts {
     /// A free port of `host`, or None when all are taken (connect() fails with EADDRNOTAVAIL).
     pub(crate) fn take(&mut self, host: NodeId) -> Option<u16> {
@@ -259,10 +269,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let st = c.client.stats();
         FlowDone {
             id: m.id,
-            traffic: match c.origin {
-                Origin::Traffic(t) => t,
-                Origin::Given => u32::MAX,
-            },
+            traffic: c.origin.traffic(),
             group: m.group,
             src: c.spec.src,
             dst: c.spec.dst,
@@ -281,20 +288,20 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// One of connection `ci`'s packets has left the network (delivered or dropped); the
     /// connection is released if that was its last and it is closed.
     #[inline]
-    pub(crate) fn packet_gone(&mut self, ci: usize, now: SimTime) {
+    pub(crate) fn packet_gone(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
         c.in_flight -= 1;
         if c.in_flight == 0 && c.spec.lifecycle == Lifecycle::CloseWhenDone {
-            self.release_if_closed(ci, now);
+            self.release_if_closed(ci);
         }
     }
 
     /// Free packet `id`, which left the network without reaching its socket.
     #[inline]
-    pub(crate) fn drop_packet(&mut self, id: PoolId, now: SimTime) {
+    pub(crate) fn drop_packet(&mut self, id: PoolId) {
         if let Payload::Tcp { conn, .. } = self.pool.get(id).payload {
             self.pool.free(id);
-            self.packet_gone(conn as usize, now);
+            self.packet_gone(conn as usize);
         } else {
             self.pool.free(id);
         }
@@ -302,7 +309,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     /// Release a short-lived connection once both sockets are closed (the client in TIME-WAIT
     /// or CLOSED, the server CLOSED) and none of its packets remains in the network.
-    pub(crate) fn release_if_closed(&mut self, ci: usize, now: SimTime) {
+    pub(crate) fn release_if_closed(&mut self, ci: usize) {
         let c = &self.conns[ci];
         let closed = c.in_flight == 0
             && !c.released
@@ -311,7 +318,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if !closed {
             return;
         }
-        let done = self.flow_done(ci, now);
+        let done = self.flow_done(ci);
         // TSQ entries still waiting at either host's NIC go with the connection (they would
         // return budget to whatever connection takes the slot next).
         for pi in self.conns[ci].lazy_nic {
@@ -330,15 +337,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     }
 
     /// What connection `ci`'s flow did, as it stands.
-    pub(crate) fn flow_done(&self, ci: usize, _now: SimTime) -> FlowDone {
+    pub(crate) fn flow_done(&self, ci: usize) -> FlowDone {
         let c = &self.conns[ci];
         let st = c.client.stats();
         FlowDone {
             id: c.id,
-            traffic: match c.origin {
-                Origin::Traffic(t) => t,
-                Origin::Given => u32::MAX,
-            },
+            traffic: c.origin.traffic(),
             group: c.spec.group,
             src: c.spec.src,
             dst: c.spec.dst,

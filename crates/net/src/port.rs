@@ -70,7 +70,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let (dst, hash) = (p.dst, p.flow_hash);
         match next_hop(&self.routes, node, dst, hash) {
             Some(port) => self.enqueue(port.0 as usize, id, now),
-            None => self.drop_packet(id, now),
+            None => self.drop_packet(id),
         }
     }
 
@@ -87,7 +87,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if !self.port_buffer.is_empty() {
             gate = self.buffer_gate(pi, id, now);
             if gate == Gate::Refused {
-                return self.dropped_on_enqueue(pi, id, now);
+                return self.dropped_on_enqueue(pi, id);
             }
         }
         let port = &mut self.ports[pi];
@@ -103,7 +103,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,
         };
         if !queued {
-            return self.dropped_on_enqueue(pi, id, now);
+            return self.dropped_on_enqueue(pi, id);
         }
         if let Gate::Admitted { b, q } = gate {
             let size = self.pool.get(id).size;
@@ -168,13 +168,13 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             if SHARED_BUFFERS {
                 gate = self.buffer_gate(pi, id, now);
                 if gate == Gate::Refused {
-                    return self.dropped_on_enqueue(pi, id, now);
+                    return self.dropped_on_enqueue(pi, id);
                 }
             }
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
             if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
-                return self.dropped_on_enqueue(pi, id, now);
+                return self.dropped_on_enqueue(pi, id);
             }
             if SHARED_BUFFERS {
                 if let Gate::Admitted { b, q } = gate {
@@ -209,7 +209,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             if port.loss > 0.0 && port.rng.chance(port.loss) {
                 port.link_drops += 1;
-                self.drop_packet(id, now);
+                self.drop_packet(id);
                 return;
             }
             let mut at = end + port.delay;
@@ -264,7 +264,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             match d {
                 Dequeued::Dropped(id) => {
                     self.release_dequeued(pi, id);
-                    self.drop_packet(id, now)
+                    self.drop_packet(id)
                 }
                 Dequeued::Send(id) => {
                     self.release_dequeued(pi, id);
@@ -311,7 +311,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         };
         if port.loss > 0.0 && port.rng.chance(port.loss) {
             port.link_drops += 1;
-            self.drop_packet(id, now);
+            self.drop_packet(id);
         } else {
             let mut at = now + port.delay;
             let j = self.cfg.host_jitter.ns();
@@ -361,7 +361,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         } else if let Some(sw) = self.switches.at(node) {
             self.switch_receive(sw, id, now);
         } else {
-            self.drop_packet(id, now); // a host never forwards
+            self.drop_packet(id); // a host never forwards
         }
     }
 }

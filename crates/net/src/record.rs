@@ -148,7 +148,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     self.hand_over(done);
                 }
             } else if !c.released {
-                let done = self.flow_done(ci, duration);
+                let done = self.flow_done(ci);
                 self.hand_over(done);
             }
         }

@@ -154,17 +154,9 @@ fn monitored_ports(r: &spec::Record, topo: &Topology) -> Result<MonitoredPorts> 
         return Ok(m);
     }
     for (i, name) in r.queues.iter().enumerate() {
-        let field = format!("record.queues[{i}]");
-        let (a, b) = name.split_once("->").ok_or_else(|| {
-            Error::new(&field, format!("\"{name}\" is not a port; write \"from->to\", e.g. \"s->c\""))
-        })?;
-        let na = topo.node(a.trim()).map_err(|e| Error::new(&field, e.to_string()))?;
-        let nb = topo.node(b.trim()).map_err(|e| Error::new(&field, e.to_string()))?;
-        let p = topo
-            .port_between(na, nb)
-            .ok_or_else(|| Error::new(&field, format!("no link between \"{a}\" and \"{b}\"")))?;
+        let (p, name) = named_port(topo, name, &format!("record.queues[{i}]"))?;
         m.ports.push(p);
-        m.names.push(format!("{}->{}", a.trim(), b.trim()));
+        m.names.push(name);
     }
     Ok(m)
 }
@@ -229,6 +221,18 @@ impl HostTiming {
         }
         Ok(HostTiming { jitter, rx_coalesce })
     }
+}
+
+/// The port a scenario names as "from->to", and that name tidied.
+pub(super) fn named_port(topo: &Topology, name: &str, field: &str) -> Result<(PortId, String)> {
+    let (a, b) = name
+        .split_once("->")
+        .ok_or_else(|| Error::new(field, format!("\"{name}\" is not a port; write \"from->to\", e.g. \"s->c\"")))?;
+    let na = topo.node(a.trim()).map_err(|e| Error::new(field, e.to_string()))?;
+    let nb = topo.node(b.trim()).map_err(|e| Error::new(field, e.to_string()))?;
+    let p =
+        topo.port_between(na, nb).ok_or_else(|| Error::new(field, format!("no link between \"{a}\" and \"{b}\"")))?;
+    Ok((p, format!("{}->{}", a.trim(), b.trim())))
 }
 
 /// Every flow and ping needs a path between its hosts.

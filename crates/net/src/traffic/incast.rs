@@ -3,7 +3,7 @@
 //! incast), repeated at a fixed interval or at Poisson instants. Each round's flows share a
 //! group number, so that the round's completion (its last response) is known from the flows.
 
-use super::{FlowTemplate, Traffic};
+use super::{pick_distinct, FlowTemplate, Traffic};
 use crate::flows::FlowSpec;
 use crate::topology::NodeId;
 use ccsim_engine::{Rng, SimTime};
@@ -55,13 +55,7 @@ impl Incast {
     }
 
     fn after(&mut self, t: SimTime) -> Option<SimTime> {
-        let at = match self.rounds {
-            Rounds::Every(iv) => t + iv,
-            Rounds::Poisson(rate) => {
-                let gap = -(1.0 - self.rng.next_f64()).ln() / rate;
-                t + SimTime::from_ns((gap * 1e9).round() as u64)
-            }
-        };
+        let at = self.rounds.after(t, &mut self.rng);
         (at < self.stop).then_some(at)
     }
 }
@@ -77,12 +71,7 @@ impl Traffic for Incast {
         let receiver = self.receivers[self.rng.below(self.receivers.len() as u32) as usize];
         self.pick.clear();
         self.pick.extend(self.senders.iter().copied().filter(|&h| h != receiver));
-        // The first fan_in of a partial Fisher-Yates shuffle: distinct senders, uniformly.
-        let n = (self.fan_in as usize).min(self.pick.len());
-        for k in 0..n {
-            let j = k + self.rng.below((self.pick.len() - k) as u32) as usize;
-            self.pick.swap(k, j);
-        }
+        let n = pick_distinct(&mut self.rng, &mut self.pick, self.fan_in as usize);
         for k in 0..n {
             let size = self.template.sizes.sample(self.rng.next_f64());
             flows.push(self.template.flow(self.pick[k], receiver, size, now, self.round));

@@ -19,9 +19,37 @@ use crate::event_loop::Ev;
 use crate::flows::{FlowDone, FlowKind, FlowSpec, Lifecycle};
 use crate::record::Sockets;
 use crate::topology::NodeId;
-use ccsim_engine::{EventQueue, SimTime};
+use ccsim_engine::{EventQueue, Rng, SimTime};
 use ccsim_tcp::TcpConfig;
 use std::sync::Arc;
+
+/// An exponentially distributed gap of mean 1/`rate` seconds (the next arrival of a Poisson
+/// process), drawn from `rng` by inversion.
+pub(crate) fn exp_gap(rng: &mut Rng, rate: f64) -> SimTime {
+    let gap = -(1.0 - rng.next_f64()).ln() / rate;
+    SimTime::from_ns((gap * 1e9).round() as u64)
+}
+
+/// Move `n` (at most `pool.len()`) distinct entries of `pool`, chosen uniformly, to its front:
+/// the first `n` steps of a Fisher–Yates shuffle. Returns how many were chosen.
+pub(crate) fn pick_distinct<T>(rng: &mut Rng, pool: &mut [T], n: usize) -> usize {
+    let n = n.min(pool.len());
+    for k in 0..n {
+        let j = k + rng.below((pool.len() - k) as u32) as usize;
+        pool.swap(k, j);
+    }
+    n
+}
+
+impl Rounds {
+    /// The round after one at `t`: a fixed interval later, or a Poisson gap drawn from `rng`.
+    pub(crate) fn after(self, t: SimTime, rng: &mut Rng) -> SimTime {
+        match self {
+            Rounds::Every(iv) => t + iv,
+            Rounds::Poisson(rate) => t + exp_gap(rng, rate),
+        }
+    }
+}
 
 /// The sockets' settings of a flow from one host to another (each host has its say: fq
 /// pacing, a BPF base-RTT reply), shared by every flow with the same.

@@ -3,7 +3,7 @@
 //! its candidates and a size from the traffic's distribution. Every sender draws from a random
 //! stream of its own, so adding a host leaves the others' arrivals as they were.
 
-use super::{FlowTemplate, Traffic};
+use super::{exp_gap, FlowTemplate, Traffic};
 use crate::flows::FlowSpec;
 use crate::topology::NodeId;
 use ccsim_engine::{Rng, SimTime};
@@ -49,8 +49,7 @@ impl Poisson {
         if s.rate <= 0.0 || s.destinations.is_empty() {
             return;
         }
-        let gap = -(1.0 - rng.next_f64()).ln() / s.rate;
-        let at = t + SimTime::from_ns((gap * 1e9).round() as u64);
+        let at = t + exp_gap(rng, s.rate);
         if at < self.stop {
             self.next.push(Reverse((at, i as u32)));
         }

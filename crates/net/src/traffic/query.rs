@@ -3,7 +3,7 @@
 //! answers with a response, all over persistent connections of a per-pair pool. The query
 //! completes when its last response has arrived (its flows share a group number).
 
-use super::{FlowTemplate, Rounds, Traffic};
+use super::{pick_distinct, FlowTemplate, Rounds, Traffic};
 use crate::flows::FlowSpec;
 use crate::topology::NodeId;
 use ccsim_engine::{Rng, SimTime};
@@ -68,14 +68,7 @@ impl Query {
     }
 
     fn after(&mut self, i: usize, t: SimTime) -> Option<SimTime> {
-        let at = match self.rounds {
-            Rounds::Every(iv) => t + iv,
-            Rounds::Poisson(rate) => {
-                let rng = &mut self.aggregators[i].1;
-                let gap = -(1.0 - rng.next_f64()).ln() / rate;
-                t + SimTime::from_ns((gap * 1e9).round() as u64)
-            }
-        };
+        let at = self.rounds.after(t, &mut self.aggregators[i].1);
         (at < self.stop).then_some(at)
     }
 }
@@ -95,11 +88,7 @@ impl Traffic for Query {
             let (a, rng) = &mut self.aggregators[i as usize];
             self.pick.clear();
             self.pick.extend_from_slice(&a.workers);
-            let n = (self.fan_in as usize).min(self.pick.len());
-            for k in 0..n {
-                let j = k + rng.below((self.pick.len() - k) as u32) as usize;
-                self.pick.swap(k, j);
-            }
+            let n = pick_distinct(rng, &mut self.pick, self.fan_in as usize);
             for k in 0..n {
                 let response = self.template.sizes.sample(rng.next_f64());
                 flows.push(self.template.exchange(a.host, self.pick[k], self.request, response, now, self.queries));

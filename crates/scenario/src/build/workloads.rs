@@ -4,7 +4,7 @@
 use super::base_rtt::BaseRttPrograms;
 use super::flows::HostSettings;
 use super::tcp::tcp_config;
-use super::{check_path, host};
+use super::{check_path, host, named_port};
 use crate::error::{Error, Result};
 use crate::spec::{self, Choice, Destinations, Scenario, WorkloadKind};
 use crate::units::{
@@ -205,15 +205,8 @@ fn host_rate(topo: &Topology, h: NodeId) -> u64 {
 
 /// The rate of link "from->to", bits per second.
 fn named_link_rate(topo: &Topology, name: &str, field: &str) -> Result<u64> {
-    let (a, b) = name.split_once("->").ok_or_else(|| {
-        Error::new(field, format!("\"{name}\" is not a link; write \"from->to\", e.g. \"a0_0->c0_0\""))
-    })?;
-    let na = topo.node(a.trim()).map_err(|e| Error::new(field, e.to_string()))?;
-    let nb = topo.node(b.trim()).map_err(|e| Error::new(field, e.to_string()))?;
-    let p =
-        topo.port_between(na, nb).ok_or_else(|| Error::new(field, format!("no link between \"{a}\" and \"{b}\"")))?;
-    let (from, to) = topo.port_ends(p);
-    Ok(topo.links.iter().find(|l| (l.a, l.b) == (from, to) || (l.b, l.a) == (from, to)).map_or(0, |l| l.rate_bps))
+    let (p, _) = named_port(topo, name, field)?;
+    Ok(topo.links[(p.0 / 2) as usize].rate_bps)
 }
 
 /// Every `[[workloads]]` entry, built.
