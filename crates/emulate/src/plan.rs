@@ -7,7 +7,7 @@
 //! on this machine. Settings the kernel has no knob for are listed in `notes`.
 
 use ccsim_cc::CcKind;
-use ccsim_net::{Aqm, EcnMarkPoint, FlowKind, NodeKind, NonEctPolicy, QueueSpec, Unit};
+use ccsim_net::{Aqm, EcnMarkPoint, FlowKind, HostJitter, NodeKind, NonEctPolicy, QueueSpec, Unit};
 use ccsim_scenario::spec::{AckTiming, Scenario, SchedulerKind, TopologyKind};
 use ccsim_scenario::Built;
 use ccsim_tcp::{EcnMode, TcpConfig};
@@ -595,10 +595,10 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
             b.cfg.rx_coalesce.ns() as f64 / 1e3
         ));
     }
-    if b.cfg.host_jitter.ns() > 0 {
+    if b.cfg.host_jitter != HostJitter::NONE {
         notes.push(format!(
-            "topology.host_jitter = {} µs is the simulator's stand-in for host timing noise; the kernel brings its own",
-            b.cfg.host_jitter.ns() as f64 / 1e3
+            "topology.host_jitter = {} is the simulator's stand-in for host timing noise; the kernel brings its own",
+            b.cfg.host_jitter
         ));
     }
     Ok(Plan {

@@ -103,6 +103,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
                 let mut queue = PortQueue::new(qs);
                 queue.lazy = queue.supports_lazy();
+                let from_host = topo.kinds[from.0 as usize] == NodeKind::Host;
                 ports.push(Port {
                     tsq: VecDeque::new(),
                     wake: None,
@@ -113,7 +114,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     starts: VecDeque::new(),
                     last_at: SimTime::ZERO,
                     to,
-                    from_host: topo.kinds[from.0 as usize] == NodeKind::Host,
+                    from_host,
+                    jitter_ns: if from_host { cfg.host_jitter.bound(l.rate_bps).ns() } else { 0 },
                     rate_bps: l.rate_bps,
                     delay: l.delay,
                     loss: l.loss,

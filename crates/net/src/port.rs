@@ -43,10 +43,11 @@ pub(crate) struct Port {
     pub(crate) busy_ns: u64,
     pub(crate) tx_bytes: u64,
     pub(crate) tx_packets: u64,
-    /// Cold, but it fills line 1 so that `starts` begins line 2.
-    pub(crate) link_drops: u64,
+    /// Host NIC: the bound of its timing noise in ns (`HostJitter`); 0 at switches.
+    pub(crate) jitter_ns: u64,
     pub(crate) starts: VecDeque<(SimTime, u32)>,
     pub(crate) queue: PortQueue,
+    pub(crate) link_drops: u64,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order; `wake` is the pending `TsqWake`, scheduled
     /// only while a socket of this host is throttled.
     pub(crate) tsq: VecDeque<TsqEntry>,
@@ -213,8 +214,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 return;
             }
             let mut at = end + port.delay;
-            let j = self.cfg.host_jitter.ns();
-            if port.from_host && j > 0 {
+            let j = port.jitter_ns;
+            if j > 0 {
                 // Host timing noise, drawn per packet; the link stays FIFO.
                 at += SimTime::from_ns(port.rng.next_u64() % j);
                 at = at.max(port.last_at);
@@ -314,8 +315,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             self.drop_packet(id);
         } else {
             let mut at = now + port.delay;
-            let j = self.cfg.host_jitter.ns();
-            if port.from_host && j > 0 {
+            let j = port.jitter_ns;
+            if j > 0 {
                 // Host timing noise, drawn per packet; the link stays FIFO.
                 at += SimTime::from_ns(port.rng.next_u64() % j);
                 if let Some(&(last, _)) = port.pipe.back() {
@@ -439,6 +440,7 @@ mod layout_tests {
             ("from_host", offset_of!(Port, from_host), 1, 0),
             ("last_at", offset_of!(Port, last_at), 8, 1),
             ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
+            ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),
             ("starts", offset_of!(Port, starts), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
         ]);

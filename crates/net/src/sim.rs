@@ -27,7 +27,7 @@ pub struct SimConfig {
     pub l2_overhead: u32,
     /// Host timing noise: a packet leaving a host NIC arrives up to this much later (uniform,
     /// FIFO order kept). Zero: hosts are perfectly periodic, as idealised simulators assume.
-    pub host_jitter: SimTime,
+    pub host_jitter: HostJitter,
     /// Receive interrupt coalescing (`ethtool -C rx-usecs`): a host NIC hands what it received
     /// to the stack this long after the first packet of a batch. Zero: at once, one by one.
     pub rx_coalesce: SimTime,
@@ -41,6 +41,40 @@ pub struct SimConfig {
     pub event_list: EventList,
     /// Switches whose egress queues share one buffer with dynamic thresholds (`buffer.rs`).
     pub shared_buffers: Vec<(NodeId, SharedBufferSpec)>,
+}
+
+/// The bound of a host NIC's timing noise (`SimConfig::host_jitter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostJitter {
+    /// The same bound at every host, whatever its link rate.
+    Fixed(SimTime),
+    /// The time this many bytes take on the host's own link: the noise keeps its size relative
+    /// to a packet time at every link rate (25 bytes: 2 µs at 100 Mb/s, 20 ns at 10 Gb/s).
+    ByteTimes(u32),
+}
+
+impl HostJitter {
+    /// No noise: hosts send with a perfect period.
+    pub const NONE: HostJitter = HostJitter::Fixed(SimTime::ZERO);
+
+    /// The bound for a host whose link runs at `rate_bps`, in whole nanoseconds (rounded down).
+    pub fn bound(self, rate_bps: u64) -> SimTime {
+        match self {
+            HostJitter::Fixed(t) => t,
+            HostJitter::ByteTimes(bytes) => {
+                SimTime::from_ns((bytes as u128 * 8 * 1_000_000_000 / rate_bps.max(1) as u128) as u64)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for HostJitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostJitter::Fixed(t) => write!(f, "{} µs", t.ns() as f64 / 1e3),
+            HostJitter::ByteTimes(bytes) => write!(f, "the time of {bytes} bytes on each host's link"),
+        }
+    }
 }
 
 /// Which event list a run keeps its events on.
@@ -193,5 +227,20 @@ impl Sim {
     pub fn into_records(self) -> Records {
         let event_list = self.event_list();
         core!(self.0, c => c.into_records(event_list))
+    }
+}
+
+#[cfg(test)]
+mod host_jitter_tests {
+    use super::*;
+
+    #[test]
+    fn byte_times_scale_with_the_link_rate() {
+        let auto = HostJitter::ByteTimes(25);
+        assert_eq!(auto.bound(100_000_000), SimTime::from_ns(2_000));
+        assert_eq!(auto.bound(1_000_000_000), SimTime::from_ns(200));
+        assert_eq!(auto.bound(10_000_000_000), SimTime::from_ns(20));
+        assert_eq!(auto.bound(100_000_000_000), SimTime::from_ns(2));
+        assert_eq!(HostJitter::Fixed(SimTime::from_us(3)).bound(10_000_000_000), SimTime::from_us(3));
     }
 }

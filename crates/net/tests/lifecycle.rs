@@ -86,7 +86,7 @@ fn run(n: u64) -> (RunStats, Seen) {
         monitor: vec![],
         series: false,
         l2_overhead: 0,
-        host_jitter: SimTime::ZERO,
+        host_jitter: HostJitter::NONE,
         rx_coalesce: SimTime::ZERO,
         gro: false,
         express: true,

@@ -74,7 +74,7 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
         monitor: vec![bottleneck],
         series: false,
         l2_overhead: 0,
-        host_jitter: SimTime::ZERO,
+        host_jitter: HostJitter::NONE,
         rx_coalesce: SimTime::ZERO,
         gro: false,
         express: true,

@@ -21,7 +21,7 @@ use crate::units::{
     DurationRange::{NonNegative, Positive},
 };
 use ccsim_engine::SimTime;
-use ccsim_net::{FlowSpec, NodeId, NodeKind, PingSpec, PortId, Routes, SimConfig, Topology};
+use ccsim_net::{FlowSpec, HostJitter, NodeId, NodeKind, PingSpec, PortId, Routes, SimConfig, Topology};
 use ccsim_tcp::Ecn;
 use topology::topo_err;
 
@@ -202,16 +202,33 @@ impl RecordTimes {
 
 /// The hosts' timing noise and receive coalescing (`topology.host_jitter`, `rx_coalesce`).
 struct HostTiming {
-    jitter: SimTime,
+    jitter: HostJitter,
     rx_coalesce: SimTime,
 }
 
+/// `host_jitter = "auto"` (the default): noise bounded by the time of this many bytes on the
+/// host's link — 2 µs at 100 Mb/s, where the kernel comparisons measured it, and the same share
+/// of a packet time at every other rate (200 ns at 1 Gb/s, 20 ns at 10 Gb/s). docs/scenarios.md,
+/// "Host jitter", gives the evidence.
+pub const AUTO_JITTER_BYTES: u32 = 25;
+
 impl HostTiming {
     fn of(t: &spec::TopologySpec) -> Result<Self> {
-        let jitter = duration(&t.host_jitter, "topology.host_jitter", NonNegative)?;
-        if jitter > SimTime::from_ms(1) {
-            return Err(Error::new("topology.host_jitter", "0 to 1ms (host timing noise, typically a few µs)"));
-        }
+        let jitter = match &t.host_jitter {
+            crate::units::Quantity::Str(s) if s == "auto" => HostJitter::ByteTimes(AUTO_JITTER_BYTES),
+            q => {
+                let bound = duration(q, "topology.host_jitter", NonNegative).map_err(|_| {
+                    Error::new("topology.host_jitter", "\"auto\" or a duration from 0 to 1ms (host timing noise)")
+                })?;
+                if bound > SimTime::from_ms(1) {
+                    return Err(Error::new(
+                        "topology.host_jitter",
+                        "\"auto\" or a duration from 0 to 1ms (host timing noise, typically a few µs)",
+                    ));
+                }
+                HostJitter::Fixed(bound)
+            }
+        };
         let rx_coalesce = duration(&t.rx_coalesce, "topology.rx_coalesce", NonNegative)?;
         if rx_coalesce > SimTime::from_ms(1) {
             return Err(Error::new(

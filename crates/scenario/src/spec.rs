@@ -615,9 +615,10 @@ pub struct TopologySpec {
     /// Host timing noise: each packet a host's NIC puts on the wire reaches the far end up to
     /// this much later (uniform, order kept). Real hosts jitter by microseconds (interrupts,
     /// softirq scheduling, DMA); without it, drop-tail queues fed by identical senders can lock
-    /// one flow out by phase alone (Floyd & Jacobson, "On traffic phase effects"). Default 2 µs,
-    /// the kernel's own departure noise at 100 Mb/s; "0us" gives idealised hosts, as htsim and
-    /// ns-3 model them (and the fastest to simulate).
+    /// one flow out by phase alone (Floyd & Jacobson, "On traffic phase effects"). Default
+    /// "auto": the time of 25 bytes on the host's link (2 µs at 100 Mb/s, the kernel's own
+    /// departure noise there; 20 ns at 10 Gb/s); "0us" gives idealised hosts, as htsim and ns-3
+    /// model them (and the fastest to simulate).
     #[serde(default = "d_host_jitter")]
     pub host_jitter: Quantity,
     /// Receive interrupt coalescing at every host NIC (`ethtool -C rx-usecs`): received packets
@@ -858,7 +859,7 @@ fn d_rx_coalesce() -> Quantity {
     "0us".into()
 }
 fn d_host_jitter() -> Quantity {
-    "2us".into()
+    "auto".into()
 }
 fn d_delay() -> Quantity {
     "10us".into()

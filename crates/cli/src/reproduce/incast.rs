@@ -271,8 +271,9 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
             let seed = if idx == 0 { sc } else { sd };
             let tol = if k == "stddev" { 0.5 } else { 0.05 };
             let note = if k == "stddev" || k == "max" || k == "min" || k == "median" {
-                "per-flow goodput over the run. Where not reproduced: ccsim's hosts carry only 2 us of timing \
-                 noise (topology.host_jitter), far less than real 10 Gb/s hosts with interrupt coalescing, and \
+                "per-flow goodput over the run. Where not reproduced: ccsim's hosts carry only 20 ns of timing \
+                 noise per packet (topology.host_jitter \"auto\"), far less than real 10 Gb/s hosts with interrupt \
+                 coalescing, and \
                  (CUBIC) take no timeouts, which made the seed's CUBIC flows unequal"
             } else {
                 "per-flow goodput over the run"
@@ -290,7 +291,7 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
             "reproduced",
             if idx == 0 {
                 "tolerance ±0.02. Where not reproduced: ccsim's CUBIC flows take no timeouts (see the timeout \
-                 rows) and its hosts carry only 2 us of timing noise, so they keep near-equal shares; the seed's \
+                 rows) and its hosts carry only 20 ns of timing noise per packet, so they keep near-equal shares; the seed's \
                  CUBIC flows were made unequal by their timeouts"
             } else {
                 "tolerance ±0.02"
