@@ -8,6 +8,7 @@ mod addr;
 mod build;
 mod error;
 mod fct;
+mod overrides;
 mod results;
 pub mod spec;
 mod units;
@@ -18,9 +19,10 @@ pub use error::{Error, Result};
 pub use fct::{FctCollector, FctFile, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
 /// Read and parse a scenario file (`load`, under a name that says what it loads).
 pub use load as load_scenario;
+pub use overrides::{apply_overrides, toml_from_json, Override};
 pub use results::{
-    run_built, run_built_to, write_results, BufferSummary, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary,
-    Summary,
+    queue_csv_name, run_built, run_built_to, run_to_dir, write_results, BufferSummary, FlowSummary, Outcome,
+    PingSummary, QueueSummary, RpcSummary, Summary,
 };
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
@@ -84,10 +86,23 @@ fn value_path(text: &str, at: usize) -> Option<String> {
 
 /// Read and parse a scenario file.
 pub fn load(path: &std::path::Path) -> Result<Scenario> {
+    load_with(path, &[])
+}
+
+/// Read a scenario file, apply `--set` overrides to it, and parse it: an overridden value is
+/// checked as if the file held it.
+pub fn load_with(path: &std::path::Path, sets: &[Override]) -> Result<Scenario> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Error::new("", format!("cannot read: {e}")).in_file(&file))?;
-    let mut s = parse(&text, &file)?;
-    s.dir = path.parent().map(|d| if d.as_os_str().is_empty() { std::path::Path::new(".") } else { d }.to_path_buf());
+    let dir = path.parent().map(|d| if d.as_os_str().is_empty() { std::path::Path::new(".") } else { d });
+    parse_with(&text, &file, dir, sets)
+}
+
+/// Parse scenario text with overrides; `dir` is where file names in it (a CDF) are relative to.
+pub fn parse_with(text: &str, file: &str, dir: Option<&std::path::Path>, sets: &[Override]) -> Result<Scenario> {
+    let text = apply_overrides(text, file, sets)?;
+    let mut s = parse(&text, file)?;
+    s.dir = dir.map(|d| d.to_path_buf());
     Ok(s)
 }
 

@@ -293,6 +293,35 @@ pub fn run_built_to(
     Ok(Outcome { summary, records, built_names: names, interval, warmup })
 }
 
+/// The file a monitored port's queue series is written to (`queue_s_c.csv` for `s->c`).
+pub fn queue_csv_name(port: &str) -> String {
+    format!("queue_{}.csv", file_name(port))
+}
+
+/// Run a built scenario into the results directory `dir`, as `ccsim run` does: the directory is
+/// made first (workloads stream `fct.csv` into it as flows finish), an old `summary.json`
+/// removed (a directory without one is an interrupted run), and the results written at the end.
+pub fn run_to_dir(
+    built: Built,
+    resolved: &str,
+    dir: &Path,
+    progress: impl FnMut(SimTime, SimTime),
+) -> std::result::Result<Outcome, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(dir.join("summary.json"));
+    let fct_csv = if built.workloads.is_empty() {
+        None
+    } else {
+        let f = dir.join("fct.csv");
+        let file = std::fs::File::create(&f).map_err(|e| format!("{}: cannot create: {e}", f.display()))?;
+        Some(FctFile { file, path: f })
+    };
+    let outcome =
+        run_built_to(built, fct_csv, progress).map_err(|e| format!("{}: cannot write fct.csv: {e}", dir.display()))?;
+    write_results(&outcome, resolved, dir).map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+    Ok(outcome)
+}
+
 fn file_name(port: &str) -> String {
     port.chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' })
@@ -314,7 +343,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
         let port = &rec.ports[k];
         if !port.series.is_empty() {
             let mut w = CsvWriter::new(
-                std::io::BufWriter::new(std::fs::File::create(dir.join(format!("queue_{fname}.csv")))?),
+                std::io::BufWriter::new(std::fs::File::create(dir.join(queue_csv_name(name)))?),
                 &["t_s", "packets", "bytes"],
             )?;
             for s in &port.series {

@@ -348,6 +348,29 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
         return Err(format!("unknown option `{a}` for reproduce"));
     }
+    let rows = scorecard(&args, quick, &out, jobs)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+    } else {
+        println!("{:<14} {:<40} {:>12}  {:<15} seed", "experiment", "metric", "ccsim", "verdict");
+        for r in &rows {
+            println!("{:<14} {:<40} {:>12}  {:<15} {}", r.experiment, r.metric, r.ccsim, r.verdict, r.seed);
+        }
+        eprintln!("report: {}", out.join("report.html").display());
+    }
+    Ok(())
+}
+
+/// Names of the experiments `ccsim reproduce` knows, in catalog order.
+pub fn experiment_names() -> Vec<&'static str> {
+    CATALOG.iter().map(|e| e.name).collect()
+}
+
+/// Run the named experiments (all when `names` is empty), `jobs` at a time, write their results
+/// and `report.html` under `out`, and return the scorecard's rows in catalog order.
+pub fn scorecard(names: &[String], quick: bool, out: &Path, jobs: usize) -> Result<Vec<Row>, String> {
+    let args = names;
+    let out = out.to_path_buf();
     let selected: Vec<&Experiment> = if args.is_empty() {
         CATALOG.iter().collect()
     } else {
@@ -390,14 +413,5 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         }
     }
     write_report(&out, quick, &rows, &sections)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
-    } else {
-        println!("{:<14} {:<40} {:>12}  {:<15} seed", "experiment", "metric", "ccsim", "verdict");
-        for r in &rows {
-            println!("{:<14} {:<40} {:>12}  {:<15} {}", r.experiment, r.metric, r.ccsim, r.verdict, r.seed);
-        }
-        eprintln!("report: {}", out.join("report.html").display());
-    }
-    Ok(())
+    Ok(rows)
 }
