@@ -157,9 +157,7 @@ def sweep(
 
 def _sweep(base: Scenario, configs: list, out: Path, scheduler, workers, client, progress) -> SweepResult:
     runs_dir = out / "runs"
-    # What a killed worker or client left half-written is never a result.
-    for leftover in runs_dir.glob(".tmp-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+    _remove_partial(runs_dir)
     planned = []  # (key, overrides, scenario)
     seen = set()
     for overrides in configs:
@@ -210,12 +208,20 @@ def _sweep(base: Scenario, configs: list, out: Path, scheduler, workers, client,
                     owned[1].close()
                 else:
                     owned.close()
+    # A worker killed mid-run left its temporary directory; its run was done again elsewhere.
+    _remove_partial(runs_dir)
     table = _gather(planned, runs_dir, out)
     result = SweepResult(out, table, ran, skipped, failed)
     if failed:
         lines = "\n".join(f"  {k}: {e}" for k, e in failed)
         raise RuntimeError(f"{len(failed)} of {unique} runs failed (the others are in {out}):\n{lines}")
     return result
+
+
+def _remove_partial(runs_dir: Path) -> None:
+    """What a killed worker or client left half-written is never a result."""
+    for leftover in runs_dir.glob(".tmp-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _atomic_parquet(df: pd.DataFrame, path: Path) -> None:
