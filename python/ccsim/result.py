@@ -64,8 +64,8 @@ class Result:
 
     @cached_property
     def pings(self) -> pd.DataFrame:
-        """Ping round-trip times (``pings.csv``): probe, seq, rtt_ms."""
-        return self._csv("pings.csv", ["probe", "seq", "rtt_ms"])
+        """Answered pings (``pings.csv``): probe, seq, sent_s, rtt_ms."""
+        return self._csv("pings.csv", ["probe", "seq", "sent_s", "rtt_ms"])
 
     @cached_property
     def fct(self) -> pd.DataFrame:

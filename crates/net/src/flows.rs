@@ -146,6 +146,18 @@ pub struct FlowDone {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct PingRecord {
     pub name: String,
+    /// Round-trip times of the answered pings, in seconds, in the order the replies arrived.
     pub rtts: Vec<f64>,
+    /// Each answered ping, in the same order: its sequence number, send time and exact RTT.
+    pub replies: Vec<PingReplyRecord>,
     pub sent: u64,
+}
+
+/// One answered ping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingReplyRecord {
+    /// 1 for the probe's first ping.
+    pub seq: u32,
+    pub sent: SimTime,
+    pub rtt: SimTime,
 }

@@ -5,6 +5,7 @@
 use crate::conn::Side;
 use crate::core::Core;
 use crate::event_loop::Ev;
+use crate::flows::PingReplyRecord;
 use crate::gro::{gro_poll, GroIn, GroOut, NAPI_POLL_WEIGHT};
 use crate::packet::{Packet, Payload};
 use ccsim_engine::{EventQueue, PoolId, SimTime};
@@ -230,10 +231,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 let reply = Packet { ecn: self.pings[probe as usize].0.ecn, ..reply };
                 self.send_from_host(reply, now);
             }
-            Payload::PingReply { probe, sent, .. } => {
-                let (probe, sent) = (*probe, *sent);
+            Payload::PingReply { probe, seq, sent } => {
+                let (probe, seq, sent) = (*probe, *seq, *sent);
                 self.pool.free(id);
-                self.pings[probe as usize].1.rtts.push((now - sent).secs_f64());
+                let rec = &mut self.pings[probe as usize].1;
+                rec.rtts.push((now - sent).secs_f64());
+                rec.replies.push(PingReplyRecord { seq, sent, rtt: now - sent });
             }
         }
     }

@@ -55,7 +55,7 @@ fn assert_cache_lines(fields: &[(&str, usize, usize, usize)]) {
 }
 
 pub use buffer::{BufferDrops, BufferError, Refusal, SharedBuffer, SharedBufferSpec};
-pub use flows::{FlowDone, FlowKind, FlowRecord, FlowSpec, Lifecycle, PingRecord, PingSpec};
+pub use flows::{FlowDone, FlowKind, FlowRecord, FlowSpec, Lifecycle, PingRecord, PingReplyRecord, PingSpec};
 pub use fq::FqSpec;
 pub use ideal::{ideal_fct, Hop, WireSizes};
 pub use lifecycle::{FlowSink, EPHEMERAL_HIGH, EPHEMERAL_LOW};

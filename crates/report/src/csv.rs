@@ -12,6 +12,26 @@ pub enum Cell<'a> {
     Num(f64),
     /// Text, quoted only if it contains `,`, `"`, `\r` or `\n`.
     Str(&'a str),
+    /// A time in whole nanoseconds, written exactly in seconds (`10.000010001`, `0.5`, `3`).
+    Nanos(u64),
+    /// A time in whole nanoseconds, written exactly in milliseconds (`0.123456`).
+    NanosAsMillis(u64),
+}
+
+/// `ns` nanoseconds as an exact decimal number of seconds, without trailing zeros.
+pub fn secs_exact(ns: u64) -> String {
+    decimal_exact(ns, 9)
+}
+
+/// `units` / 10^`scale` as an exact decimal, without trailing zeros.
+fn decimal_exact(units: u64, scale: u32) -> String {
+    let div = 10u64.pow(scale);
+    let (whole, frac) = (units / div, units % div);
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let digits = format!("{frac:0width$}", width = scale as usize);
+    format!("{whole}.{}", digits.trim_end_matches('0'))
 }
 
 impl From<f64> for Cell<'_> {
@@ -85,6 +105,8 @@ impl<W: Write> CsvWriter<W> {
             match *cell {
                 Cell::Num(x) => push_num_field(&mut self.line, x),
                 Cell::Str(s) => push_str_field(&mut self.line, s),
+                Cell::Nanos(ns) => self.line.push_str(&secs_exact(ns)),
+                Cell::NanosAsMillis(ns) => self.line.push_str(&decimal_exact(ns, 6)),
             }
         }
         self.finish_line()
@@ -157,6 +179,19 @@ fn push_str_field(out: &mut String, s: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nanoseconds_are_exact_seconds() {
+        assert_eq!(super::secs_exact(0), "0");
+        assert_eq!(super::secs_exact(3_000_000_000), "3");
+        assert_eq!(super::secs_exact(500_000_000), "0.5");
+        assert_eq!(super::secs_exact(10_000_010_001), "10.000010001");
+        assert_eq!(super::secs_exact(70_891), "0.000070891");
+        assert_eq!(super::decimal_exact(123_456_789, 6), "123.456789");
+        let mut w = super::CsvWriter::new(Vec::new(), &["t_s"]).unwrap();
+        w.write_row(&[super::Cell::Nanos(10_000_010_000)]).unwrap();
+        assert_eq!(String::from_utf8(w.into_inner()).unwrap(), "t_s\n10.00001\n");
+    }
+
     use super::*;
 
     fn text(w: CsvWriter<Vec<u8>>) -> String {

@@ -33,7 +33,7 @@ pub mod fmt;
 pub mod stats;
 pub mod svg;
 
-pub use crate::csv::{Cell, CsvWriter};
+pub use crate::csv::{secs_exact, Cell, CsvWriter};
 pub use crate::fmt::fmt_f64;
 pub use crate::stats::{cdf, jain_fairness, summarize, IntHistogram, Summary};
 pub use crate::svg::{cdf_plot, Plot, PlotKind, Series};

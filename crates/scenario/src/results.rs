@@ -4,7 +4,7 @@ use crate::build::Built;
 use crate::fct::{FctCollector, FctFile, FctReport};
 use ccsim_engine::SimTime;
 use ccsim_net::{FlowKind, FlowSample, Records, Sim};
-use ccsim_report::{cdf_plot, fmt_f64, summarize, CsvWriter, IntHistogram, Plot, PlotKind, Series};
+use ccsim_report::{cdf_plot, fmt_f64, summarize, Cell, CsvWriter, IntHistogram, Plot, PlotKind, Series};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -219,8 +219,8 @@ pub fn run_built_to(
                 other_timeouts: r.other_timeouts,
                 fast_recoveries: r.fast_recoveries,
                 cwr_events: r.cwr_events,
-                completion_s: r.completion.map(|t| round6(t.secs_f64())),
-                established_s: r.established.map(|t| round6(t.secs_f64())),
+                completion_s: r.completion.map(|t| t.secs_f64()),
+                established_s: r.established.map(|t| t.secs_f64()),
                 rpc: matches!(r.kind, FlowKind::Rpc { .. }).then(|| {
                     let ms: Vec<f64> = r.rpc_latencies.iter().map(|t| t.secs_f64() * 1e3).collect();
                     let s = summarize(&ms);
@@ -347,7 +347,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
                 &["t_s", "packets", "bytes"],
             )?;
             for s in &port.series {
-                w.write_nums(&[s.t.secs_f64(), s.packets as f64, s.bytes as f64])?;
+                w.write_row(&[Cell::Nanos(s.t.ns()), Cell::Num(s.packets as f64), Cell::Num(s.bytes as f64)])?;
             }
             w.flush()?;
             let pts: Vec<(f64, f64)> = port.series.iter().map(|s| (s.t.secs_f64(), s.packets as f64)).collect();
@@ -380,7 +380,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
                 prev = acked;
                 let ts = t.secs_f64();
                 w.write_row(&[
-                    ts.into(),
+                    Cell::Nanos(t.ns()),
                     names[i].as_str().into(),
                     (cwnd as f64).into(),
                     rate.into(),
@@ -400,11 +400,16 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     if !pings.is_empty() {
         let mut w = CsvWriter::new(
             std::io::BufWriter::new(std::fs::File::create(dir.join("pings.csv"))?),
-            &["probe", "seq", "rtt_ms"],
+            &["probe", "seq", "sent_s", "rtt_ms"],
         )?;
         for p in pings {
-            for (i, r) in p.rtts.iter().enumerate() {
-                w.write_row(&[p.name.as_str().into(), ((i + 1) as f64).into(), (r * 1e3).into()])?;
+            for r in &p.replies {
+                w.write_row(&[
+                    p.name.as_str().into(),
+                    Cell::Num(r.seq as f64),
+                    Cell::Nanos(r.sent.ns()),
+                    Cell::NanosAsMillis(r.rtt.ns()),
+                ])?;
             }
         }
         w.flush()?;
@@ -431,13 +436,13 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
         let mut thr: Vec<Vec<(f64, f64)>> = vec![Vec::new(); alphas.len()];
         for s in &b.series {
             let t = s.t.secs_f64();
-            let mut row = vec![t, s.used_bytes as f64, s.free_bytes as f64];
+            let mut row = vec![Cell::Nanos(s.t.ns()), Cell::Num(s.used_bytes as f64), Cell::Num(s.free_bytes as f64)];
             for (k, (_, a)) in alphas.iter().enumerate() {
                 let v = a * s.free_bytes as f64;
-                row.push(v);
+                row.push(Cell::Num(v));
                 thr[k].push((t, v));
             }
-            w.write_nums(&row)?;
+            w.write_row(&row)?;
             used.push((t, s.used_bytes as f64));
         }
         w.flush()?;
@@ -462,9 +467,14 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
         }
         std::fs::write(dir.join("fct_slowdown.svg"), plot.to_svg(900, 420))?;
     }
+    // Written whole under another name and renamed into place: a summary.json is never partial.
     let json = serde_json::to_string_pretty(&out.summary).map_err(std::io::Error::other)?;
-    let mut f = std::fs::File::create(dir.join("summary.json"))?;
+    let tmp = dir.join(".summary.json.partial");
+    let mut f = std::fs::File::create(&tmp)?;
     f.write_all(json.as_bytes())?;
     f.write_all(b"\n")?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, dir.join("summary.json"))?;
     Ok(())
 }
