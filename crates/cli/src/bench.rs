@@ -9,7 +9,7 @@
 //! tenth of a second stay coarse). Nothing
 //! here asserts on speed: the figures are for people comparing builds.
 
-use crate::{take_flag, take_opt};
+use crate::args::BenchArgs;
 use ccsim_scenario as scenario;
 use serde::{Deserialize, Serialize};
 use std::process::Command;
@@ -438,35 +438,23 @@ fn table(rows: &[Row]) -> String {
     t
 }
 
-pub fn cmd(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    if let Some(name) = take_opt(&mut args, "--one")? {
-        let run = run_one(find(&name)?)?;
+pub fn cmd(a: BenchArgs) -> Result<(), String> {
+    if let Some(name) = &a.one {
+        let run = run_one(find(name)?)?;
         println!("{}", serde_json::to_string(&run).map_err(|e| e.to_string())?);
         return Ok(());
     }
-    if let Some(name) = take_opt(&mut args, "--scenario")? {
+    if let Some(name) = &a.scenario {
         // The benchmark's scenario file, to run with `ccsim run` or to edit.
-        print!("{}", (find(&name)?.toml)());
+        print!("{}", (find(name)?.toml)());
         return Ok(());
     }
-    let json = take_flag(&mut args, "--json");
-    let list = take_flag(&mut args, "--list");
-    let repeat = match take_opt(&mut args, "--repeat")? {
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if (1..=1000).contains(&n) => n,
-            _ => return Err(format!("--repeat: `{v}` is not allowed; expected a whole number in 1..=1000")),
-        },
-        None => 1,
-    };
-    if list {
+    let (json, repeat, args) = (a.json, a.repeat as usize, a.names);
+    if a.list {
         for b in BENCHES {
             println!("{:<8} {}{}", b.name, b.what, if b.default { "" } else { " (not run by default)" });
         }
         return Ok(());
-    }
-    if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
-        return Err(format!("unknown option `{a}` for bench"));
     }
     let selected: Vec<&Bench> = if args.is_empty() {
         BENCHES.iter().filter(|b| b.default).collect()

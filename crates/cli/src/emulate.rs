@@ -1,15 +1,11 @@
 //! `ccsim emulate` and `ccsim compare`.
 
-use crate::{take_flag, take_opt};
+use crate::args::{CompareArgs, EmulateArgs};
 use ccsim_emulate as emulate;
 use std::path::PathBuf;
 
-pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    if take_flag(&mut args, "--cleanup") {
-        if !args.is_empty() {
-            return Err("usage: ccsim emulate --cleanup".into());
-        }
+pub fn cmd_emulate(a: EmulateArgs) -> Result<(), String> {
+    if a.cleanup {
         let removed = emulate::cleanup()?;
         if removed.is_empty() {
             eprintln!("nothing to clean up");
@@ -19,26 +15,23 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
         }
         return Ok(());
     }
-    let out = take_opt(&mut args, "--out")?.ok_or("ccsim emulate needs --out DIR")?;
-    let quiet = take_flag(&mut args, "--quiet");
-    let mut opts = emulate::Options { ignore_delay: take_flag(&mut args, "--ignore-delay"), ..Default::default() };
-    if let Some(r) = take_opt(&mut args, "--max-rate")? {
+    let (Some(path), Some(out)) = (a.scenario, a.out) else {
+        return Err("ccsim emulate needs SCENARIO.toml and --out DIR (or --cleanup)".into());
+    };
+    let path = path.display().to_string();
+    let quiet = a.quiet;
+    let mut opts = emulate::Options { ignore_delay: a.ignore_delay, ..Default::default() };
+    if let Some(r) = a.max_rate {
         let q: ccsim_scenario::Quantity = r.as_str().into();
         opts.max_rate_bps =
             ccsim_scenario::parse_rate(&q, "--max-rate").map_err(|e| format!("--max-rate: {}", e.msg))?;
     }
-    if let Some(d) = take_opt(&mut args, "--ss-every")? {
+    if let Some(d) = a.ss_every {
         let q: ccsim_scenario::Quantity = d.as_str().into();
         opts.ss_every_ns = ccsim_scenario::parse_duration(&q, "--ss-every", ccsim_scenario::DurationRange::NonNegative)
             .map_err(|e| format!("--ss-every: {}", e.msg))?
             .ns();
     }
-    let [path] = args.as_slice() else {
-        return Err(
-            "usage: ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--ss-every 1s|0] [--quiet]"
-                .into(),
-        );
-    };
     let dir = PathBuf::from(&out);
     let mut progress = |m: &str| {
         if !quiet {
@@ -52,11 +45,10 @@ pub fn cmd_emulate(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-pub fn cmd_compare(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    let json = take_flag(&mut args, "--json");
-    let [a, b] = args.as_slice() else { return Err("usage: ccsim compare DIR_A DIR_B [--json]".into()) };
-    let c = emulate::compare::compare(a.as_ref(), b.as_ref())?;
+pub fn cmd_compare(a: CompareArgs) -> Result<(), String> {
+    let json = a.json;
+    let (a, b) = (a.a, a.b);
+    let c = emulate::compare::compare(&a, &b)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?);
     } else {

@@ -4,12 +4,12 @@
 //! by `ccsim run` and by `ccsim emulate`, and `ccsim compare` scores them; a 1 Gb/s CUBIC run
 //! checks the kernel path's inter-dequeue timing where the CPU becomes the limit.
 
-use crate::{take_flag, take_opt};
+use crate::args::FidelityArgs;
 use ccsim_cc::CcKind;
 use ccsim_emulate::compare::{compare, Comparison};
 use ccsim_scenario::{self as scenario, Scenario};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const TCP: &str = include_str!("../../../scenarios/mininet-tcp.toml");
 const DCTCP: &str = include_str!("../../../scenarios/mininet-dctcp.toml");
@@ -74,18 +74,8 @@ fn sim(s: &Scenario, out: &Path) -> Result<(), String> {
     scenario::write_results(&o, &scenario::resolved_toml(s), out).map_err(|e| format!("{}: {e}", out.display()))
 }
 
-pub fn cmd(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    let duration = take_opt(&mut args, "--duration")?.unwrap_or_else(|| "10s".into());
-    let out = PathBuf::from(take_opt(&mut args, "--out")?.unwrap_or_else(|| "results/fidelity".into()));
-    let json = take_flag(&mut args, "--json");
-    let no_1g = take_flag(&mut args, "--no-1g");
-    if !args.is_empty() {
-        return Err(format!(
-            "unexpected `{}`; usage: ccsim fidelity [--duration 10s] [--out DIR] [--json] [--no-1g]",
-            args[0]
-        ));
-    }
+pub fn cmd(a: FidelityArgs) -> Result<(), String> {
+    let FidelityArgs { duration, out, json, no_1g } = a;
     let mut plan: Vec<(&str, &str, CcKind, &str)> = vec![
         ("dctcp-100m", DCTCP, CcKind::Dctcp, "100Mbps"),
         ("cubic-100m", TCP, CcKind::Cubic, "100Mbps"),

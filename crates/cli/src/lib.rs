@@ -1,11 +1,13 @@
 //! `ccsim`: run scenarios, reproduce the seed results, check scenario files. The commands live
 //! in this library so that the Python package runs the same code (`reproduce::scorecard`).
 
+use args::{CheckArgs, Cli, Command, RunArgs};
 use ccsim_scenario as scenario;
+use clap::{CommandFactory, Parser};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub mod args;
 mod bench;
 mod emulate;
 mod fidelity;
@@ -14,70 +16,41 @@ pub mod reproduce;
 mod ss;
 mod sweep;
 
-const USAGE: &str = "ccsim — Linux-faithful datacenter congestion control, simulated at packet level
-
-usage:
-  ccsim run SCENARIO.toml --out DIR [--quiet] [--set PATH=VALUE]...
-                                                run a scenario, write results to DIR; --set overrides
-                                                a field (e.g. --set run.seed=7 --set tcp.cc=dctcp)
-  ccsim check SCENARIO.toml [--set PATH=VALUE]...
-                                                validate a scenario and print it resolved
-  ccsim sweep SWEEP.toml --out DIR [--scheduler ADDRESS] [--workers N]
-                                                run a parameter sweep on Dask (the Python package:
-                                                pip install .); results in DIR/results.parquet
-  ccsim reproduce [NAME...] [--quick] [--out DIR] [--json] [--jobs N]
-                                                reproduce the seed experiments (scorecard + report),
-                                                N at a time (default: one per core)
-  ccsim reproduce --list                        list the experiments
-  ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed]
-                [--cwr-ack now|delayed] [--verbose]
-                                                run packetdrill scripts against ccsim's TCP
-  ccsim ss SCENARIO.toml --at TIME [--json] [FILTER...]
-                                                run to TIME (e.g. 2.5s), list the sockets as `ss -tin`;
-                                                FILTER: state STATE, exclude STATE, sport/dport = :N,
-                                                src/dst ADDR, dev = HOST, mark = 0xN[/0xM], cc NAME,
-                                                and/or/not ( ); hosts are 10.0.0.N in topology order
-  ccsim bench [NAME...] [--repeat N] [--json]   time the simulator on built-in scenarios (S1, S1-long,
-                                                S2, S3 by default; smoke): data packets per CPU-second,
-                                                events per packet, peak RSS; each run in its own process
-  ccsim bench --list                            list the benchmarks
-  ccsim bench --scenario NAME                   print a benchmark's scenario file (for ccsim run)
-  ccsim emulate SCENARIO.toml --out DIR [--ignore-delay] [--max-rate RATE] [--ss-every 1s] [--quiet]
-                                                run the scenario on this machine's kernel (root): network
-                                                namespaces, veth, HTB, BPF ECN marking, BPF DCTCP/NV;
-                                                results as `ccsim run` writes them, plus emulation.json,
-                                                tcp_probe.csv and ss -tin snapshots (ss.txt; 0 = none)
-  ccsim emulate --cleanup                       remove what an interrupted emulation left behind
-  ccsim compare DIR_A DIR_B [--json]            score two runs of one scenario (e.g. simulated vs
-                                                emulated): queue CDF distance, goodput ratio, cwnd/RTT
-  ccsim fidelity [--duration 10s] [--out DIR] [--json] [--no-1g]
-                                                simulator vs kernel (root) on the Mininet-HiFi network:
-                                                DCTCP, CUBIC, Reno, BBR at 100 Mb/s, CUBIC at 1 Gb/s
-  ccsim help                                    this text
-";
-
 /// The `ccsim` command: `args` without the program name.
 pub fn main(args: Vec<String>) -> ExitCode {
-    let r = match args.first().map(String::as_str) {
-        Some("run") => cmd_run(&args[1..]),
-        Some("sweep") => sweep::cmd(&args[1..]),
-        Some("check") => cmd_check(&args[1..]),
-        Some("reproduce") => reproduce::cmd(&args[1..]),
-        Some("ss") => ss::cmd(&args[1..]),
-        Some("bench") => bench::cmd(&args[1..]),
-        Some("emulate") => emulate::cmd_emulate(&args[1..]),
-        Some("compare") => emulate::cmd_compare(&args[1..]),
-        Some("fidelity") => fidelity::cmd(&args[1..]),
-        Some("pdrill") => match pdrill::cmd(&args[1..]) {
+    // A closed pipe (`ccsim ss ... | head`) ends the program quietly, as it ends `ls` or `grep`,
+    // instead of a panic on the next write.
+    // SAFETY: setting a signal's disposition to the default before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let cli = match Cli::try_parse_from(std::iter::once("ccsim".to_string()).chain(args)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // --help and --version are not errors; a usage error exits 2.
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let r = match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::Check(a) => cmd_check(a),
+        Command::Reproduce(a) => reproduce::cmd(a),
+        Command::Sweep(a) => sweep::cmd(a),
+        Command::Ss(a) => ss::cmd(a),
+        Command::Bench(a) => bench::cmd(a),
+        Command::Emulate(a) => emulate::cmd_emulate(a),
+        Command::Compare(a) => emulate::cmd_compare(a),
+        Command::Fidelity(a) => fidelity::cmd(a),
+        Command::Completions(a) => {
+            clap_complete::generate(a.shell, &mut Cli::command(), "ccsim", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Pdrill(a) => match pdrill::cmd(a) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),
             Err(e) => Err(e),
         },
-        Some("help") | Some("--help") | Some("-h") | None => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -88,67 +61,27 @@ pub fn main(args: Vec<String>) -> ExitCode {
     }
 }
 
-/// Pull `--flag VALUE` out of args.
-pub(crate) fn take_opt(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, String> {
-    if let Some(i) = args.iter().position(|a| a == flag) {
-        if i + 1 >= args.len() {
-            return Err(format!("{flag} needs a value"));
-        }
-        let v = args.remove(i + 1);
-        args.remove(i);
-        return Ok(Some(v));
-    }
-    Ok(None)
+/// `--set PATH=VALUE` overrides, parsed.
+fn overrides(sets: &[String]) -> Result<Vec<scenario::Override>, String> {
+    sets.iter().map(|s| scenario::Override::parse(s).map_err(|e| e.to_string())).collect()
 }
 
-pub(crate) fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
-    if let Some(i) = args.iter().position(|a| a == flag) {
-        args.remove(i);
-        true
-    } else {
-        false
-    }
-}
-
-/// Pull every `--set PATH=VALUE` (or `--set=PATH=VALUE`) out of args, in order.
-pub(crate) fn take_overrides(args: &mut Vec<String>) -> Result<Vec<scenario::Override>, String> {
-    let mut sets = Vec::new();
-    while let Some(i) = args.iter().position(|a| a == "--set" || a.starts_with("--set=")) {
-        let a = args.remove(i);
-        let v = match a.strip_prefix("--set=") {
-            Some(v) => v.to_string(),
-            None if i < args.len() => args.remove(i),
-            None => return Err("--set needs PATH=VALUE, e.g. --set run.seed=7".into()),
-        };
-        sets.push(scenario::Override::parse(&v).map_err(|e| e.to_string())?);
-    }
-    Ok(sets)
-}
-
-fn cmd_check(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    let sets = take_overrides(&mut args)?;
-    let [path] = args.as_slice() else { return Err("usage: ccsim check SCENARIO.toml [--set PATH=VALUE]...".into()) };
-    let s = scenario::load_with(path.as_ref(), &sets).map_err(|e| e.to_string())?;
-    scenario::build(&s).map_err(|e| e.in_file(path).to_string())?;
+fn cmd_check(a: CheckArgs) -> Result<(), String> {
+    let path = a.scenario.display().to_string();
+    let s = scenario::load_with(&a.scenario, &overrides(&a.sets)?).map_err(|e| e.to_string())?;
+    scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
     print!("{}", scenario::resolved_toml(&s));
     Ok(())
 }
 
-fn cmd_run(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    let out = take_opt(&mut args, "--out")?.ok_or("ccsim run needs --out DIR")?;
-    let quiet = take_flag(&mut args, "--quiet");
-    let sets = take_overrides(&mut args)?;
-    let [path] = args.as_slice() else {
-        return Err("usage: ccsim run SCENARIO.toml --out DIR [--set PATH=VALUE]...".into());
-    };
-    let s = scenario::load_with(path.as_ref(), &sets).map_err(|e| e.to_string())?;
-    let built = scenario::build(&s).map_err(|e| e.in_file(path).to_string())?;
+fn cmd_run(a: RunArgs) -> Result<(), String> {
+    let path = a.scenario.display().to_string();
+    let (quiet, dir) = (a.quiet, a.out);
+    let s = scenario::load_with(&a.scenario, &overrides(&a.sets)?).map_err(|e| e.to_string())?;
+    let built = scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
     let resolved = scenario::resolved_toml(&s);
     let start = std::time::Instant::now();
     let mut last = 0.0f64;
-    let dir = PathBuf::from(&out);
     let outcome = scenario::run_to_dir(built, &resolved, &dir, |t, total| {
         if quiet {
             return;

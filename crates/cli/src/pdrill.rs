@@ -1,7 +1,7 @@
 //! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed] [--cwr-ack now|delayed] [--verbose]`: run packetdrill
 //! scripts against ccsim's TCP endpoint. Exit 0 iff every script passes.
 
-use crate::{take_flag, take_opt};
+use crate::args::{AckTiming, PdrillArgs};
 use ccsim_engine::SimTime;
 use ccsim_pdrill::{run_file, RunOptions, ScriptResult};
 use serde::Serialize;
@@ -17,41 +17,22 @@ struct JsonResult<'a> {
     notes: &'a [String],
 }
 
-pub fn cmd(args: &[String]) -> Result<bool, String> {
-    let mut args = args.to_vec();
-    let json = take_flag(&mut args, "--json");
-    let verbose = take_flag(&mut args, "--verbose");
+pub fn cmd(a: PdrillArgs) -> Result<bool, String> {
+    let (json, verbose) = (a.json, a.verbose);
     let mut opts = RunOptions::default();
-    if let Some(t) = take_opt(&mut args, "--tolerance-usecs")? {
-        let us: u64 = t.parse().map_err(|_| format!("--tolerance-usecs: `{t}` is not a number of microseconds"))?;
+    if let Some(us) = a.tolerance_usecs {
         opts.tolerance = SimTime::from_us(us);
     }
-    if let Some(h) = take_opt(&mut args, "--hz")? {
-        opts.hz = match h.parse() {
-            Ok(v @ (100 | 250 | 300 | 1000)) => v,
-            _ => return Err(format!("--hz: `{h}`: one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)")),
-        };
+    if let Some(h) = &a.hz {
+        opts.hz = h.parse().expect("clap admits only 100, 250, 300 and 1000");
     }
-    if let Some(v) = take_opt(&mut args, "--dctcp-ce-ack")? {
-        opts.dctcp_ce_ack_now = match v.as_str() {
-            "now" => true,
-            "delayed" => false,
-            _ => return Err(format!("--dctcp-ce-ack: `{v}`: `now` (Linux 4.19+) or `delayed` (earlier kernels)")),
-        };
+    if let Some(t) = a.dctcp_ce_ack {
+        opts.dctcp_ce_ack_now = t == AckTiming::Now;
     }
-    if let Some(v) = take_opt(&mut args, "--cwr-ack")? {
-        opts.cwr_ack_now = match v.as_str() {
-            "now" => true,
-            "delayed" => false,
-            _ => return Err(format!("--cwr-ack: `{v}`: `now` (Linux 5.3+) or `delayed` (earlier kernels)")),
-        };
+    if let Some(t) = a.cwr_ack {
+        opts.cwr_ack_now = t == AckTiming::Now;
     }
-    if let Some(a) = args.iter().find(|a| a.starts_with("--")) {
-        return Err(format!("unknown option `{a}` for pdrill"));
-    }
-    if args.is_empty() {
-        return Err("usage: ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed] [--cwr-ack now|delayed] [--verbose]".into());
-    }
+    let args: Vec<String> = a.scripts.iter().map(|p| p.display().to_string()).collect();
     let results: Vec<ScriptResult> = args.iter().map(|p| run_file(p.as_ref(), &opts)).collect();
     let all = results.iter().all(|r| r.passed);
     if json {

@@ -32,7 +32,7 @@
 //! mark condition of a52e95abf7), and ccsim's own `cc NAME`; terms are joined with `and`, `or`,
 //! `not` and parentheses, evaluated left to right as ss does.
 
-use crate::{take_flag, take_opt};
+use crate::args::SsArgs;
 use ccsim_cc::{CcInfo, CcKind};
 use ccsim_engine::SimTime;
 use ccsim_net::{NodeId, Sim};
@@ -40,8 +40,6 @@ use ccsim_scenario as scenario;
 use ccsim_tcp::{TcpInfo, TcpState};
 use serde::Serialize;
 use std::net::Ipv4Addr;
-
-const USAGE: &str = "usage: ccsim ss SCENARIO.toml --at TIME [--json] [FILTER...]";
 
 const FILTER_FORMS: &str = "allowed filters: state STATE, exclude STATE, sport OP :PORT, dport OP :PORT, \
 src ADDR[/LEN][:PORT], dst ADDR[/LEN][:PORT], dev = HOST, mark = 0xN[/0xM] (or fwmark), cc NAME; \
@@ -51,15 +49,9 @@ ADDR is 10.0.0.N, a host name or *";
 const STATE_NAMES: &str = "established, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, closed, close-wait, \
 last-ack, listening, closing, all, connected, synchronized, bucket, big";
 
-pub fn cmd(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    let at =
-        take_opt(&mut args, "--at")?.ok_or_else(|| format!("ccsim ss needs --at TIME, e.g. --at 2.5s\n{USAGE}"))?;
-    let json = take_flag(&mut args, "--json");
-    if args.is_empty() || args[0].starts_with('-') {
-        return Err(USAGE.into());
-    }
-    let path = args.remove(0);
+pub fn cmd(a: SsArgs) -> Result<(), String> {
+    let (at, json, args) = (a.at, a.json, a.filter);
+    let path = a.scenario.display().to_string();
     let s = scenario::load(path.as_ref()).map_err(|e| e.to_string())?;
     let built = scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
     let until = parse_at(&at, built.cfg.duration)?;

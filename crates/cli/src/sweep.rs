@@ -8,7 +8,8 @@ fn python() -> String {
     std::env::var("CCSIM_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-pub fn cmd(args: &[String]) -> Result<(), String> {
+pub fn cmd(a: crate::args::SweepArgs) -> Result<(), String> {
+    let args = a.args;
     let py = python();
     let probe = Command::new(&py).args(["-c", "import ccsim, dask.distributed"]).output();
     match probe {
@@ -24,7 +25,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     }
     let status = Command::new(&py)
         .args(["-m", "ccsim", "sweep"])
-        .args(args)
+        .args(&args)
         .status()
         .map_err(|e| format!("`{py} -m ccsim sweep`: {e}"))?;
     match status.code() {

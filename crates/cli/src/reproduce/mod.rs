@@ -12,7 +12,7 @@ mod mininet;
 mod nv;
 mod synect;
 
-use crate::{take_flag, take_opt};
+use crate::args::ReproduceArgs;
 use ccsim_scenario::{self as scenario, Outcome, Scenario};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -326,27 +326,17 @@ fn run_parallel(selected: &[&Experiment], ctx: &Ctx, jobs: usize) -> Vec<Result<
         .collect()
 }
 
-pub fn cmd(args: &[String]) -> Result<(), String> {
-    let mut args = args.to_vec();
-    let quick = take_flag(&mut args, "--quick");
-    let json = take_flag(&mut args, "--json");
-    let list = take_flag(&mut args, "--list");
-    let out = PathBuf::from(take_opt(&mut args, "--out")?.unwrap_or_else(|| "results/reproduce".into()));
-    let jobs = match take_opt(&mut args, "--jobs")? {
+pub fn cmd(a: ReproduceArgs) -> Result<(), String> {
+    let (quick, json, out, args) = (a.quick, a.json, a.out, a.names);
+    let jobs = match a.jobs {
+        Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(j) => match j.parse::<usize>() {
-            Ok(n) if (1..=256).contains(&n) => n,
-            _ => return Err(format!("--jobs: `{j}` is not a number of parallel runs from 1 to 256")),
-        },
     };
-    if list {
+    if a.list {
         for e in CATALOG {
             println!("{:<16} {}", e.name, e.title);
         }
         return Ok(());
-    }
-    if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
-        return Err(format!("unknown option `{a}` for reproduce"));
     }
     let rows = scorecard(&args, quick, &out, jobs)?;
     if json {
