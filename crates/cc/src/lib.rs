@@ -63,7 +63,7 @@ pub struct AckEventFlags {
 }
 
 /// Per-module information exported through `get_info` (`union tcp_cc_info`), in `ss` units.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcInfo {
     None,
     /// `struct tcp_bbr_info`: bandwidth estimate in bytes per second as two 32-bit halves

@@ -956,6 +956,8 @@ mod tests {
             delivered: 0,
             delivered_ce: 0,
             pacing_rate: 40_687_500,
+            delivery_rate: 0,
+            delivery_rate_app_limited: false,
             bytes_acked: 0,
             bytes_received: 0,
             bytes_retrans: 0,

@@ -252,6 +252,18 @@ pub struct Endpoint {
 
     pub(crate) stats: TcpStats,
     pub(crate) bytes_read: u64,
+    /// The delivery rate `tcp_info` reports (`tp->rate_delivered`, `rate_interval_us`,
+    /// `rate_app_limited`).
+    pub(crate) last_rate: LastRate,
+}
+
+/// The last delivery-rate sample `tcp_rate_gen` kept: the latest one not app-limited, or an
+/// app-limited one at least as fast.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LastRate {
+    pub(crate) delivered: u32,
+    pub(crate) interval_us: u32,
+    pub(crate) app_limited: bool,
 }
 
 impl Endpoint {
@@ -369,6 +381,7 @@ impl Endpoint {
             rx_gso_size: 0,
             stats: TcpStats::default(),
             bytes_read: 0,
+            last_rate: LastRate::default(),
             cfg,
         };
         ep.update_pacing_status();

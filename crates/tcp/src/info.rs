@@ -41,6 +41,10 @@ pub struct TcpInfo {
     pub delivered: u32,
     pub delivered_ce: u32,
     pub pacing_rate: u64,
+    /// `tcpi_delivery_rate` (bytes per second, `tcp_compute_delivery_rate`) and
+    /// `tcpi_delivery_rate_app_limited`.
+    pub delivery_rate: u64,
+    pub delivery_rate_app_limited: bool,
     pub bytes_acked: u64,
     pub bytes_received: u64,
     pub bytes_retrans: u64,
@@ -57,6 +61,29 @@ pub struct TcpInfo {
 
 impl Endpoint {
     /// `tcp_get_info`.
+    /// `tcp_compute_delivery_rate`: the kept rate sample's packets times the MSS, per second.
+    pub fn delivery_rate(&self) -> u64 {
+        let r = self.last_rate;
+        if r.interval_us == 0 {
+            return 0;
+        }
+        r.delivered as u64 * self.sk.mss_cache as u64 * 1_000_000 / r.interval_us as u64
+    }
+
+    /// What a flow's time series records of its sender, cheaply (no walk of the queues).
+    pub fn sender_sample(&self) -> SenderSample {
+        let sk = &self.sk;
+        SenderSample {
+            cwnd: sk.snd_cwnd,
+            ssthresh: sk.snd_ssthresh,
+            srtt_us: sk.srtt_us >> 3,
+            inflight: sk.packets_in_flight(),
+            pacing_rate: sk.pacing_rate,
+            delivery_rate: self.delivery_rate(),
+            cc_info: self.cc.get_info(sk),
+        }
+    }
+
     pub fn tcp_info(&self) -> TcpInfo {
         let sk = &self.sk;
         TcpInfo {
@@ -90,6 +117,8 @@ impl Endpoint {
             delivered: sk.delivered,
             delivered_ce: sk.delivered_ce,
             pacing_rate: sk.pacing_rate,
+            delivery_rate: self.delivery_rate(),
+            delivery_rate_app_limited: self.last_rate.app_limited,
             bytes_acked: self.stats.bytes_acked,
             bytes_received: self.stats.bytes_received,
             bytes_retrans: self.stats.bytes_retrans,
@@ -104,4 +133,21 @@ impl Endpoint {
             cc_info: self.cc.get_info(sk),
         }
     }
+}
+
+/// A sender's congestion state at one moment (`Endpoint::sender_sample`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderSample {
+    /// `snd_cwnd` and `snd_ssthresh`, packets (`TCP_INFINITE_SSTHRESH` until the first reduction).
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Smoothed RTT, µs.
+    pub srtt_us: u32,
+    /// `tcp_packets_in_flight`.
+    pub inflight: u32,
+    /// `sk_pacing_rate` and the delivery rate, bytes per second.
+    pub pacing_rate: u64,
+    pub delivery_rate: u64,
+    /// The congestion control's own state (DCTCP's alpha, BBR's bandwidth, ...).
+    pub cc_info: CcInfo,
 }

@@ -566,6 +566,19 @@ impl Endpoint {
         // tcp_min_rtt is ~0U before any RTT sample, which invalidates every sample.
         if rs.interval_us < self.sk.min_rtt_us as i64 {
             rs.interval_us = -1;
+            return;
+        }
+        // Keep the last sample that is not app-limited, or an app-limited one at least as fast,
+        // for tcp_info's delivery rate.
+        let last = &mut self.last_rate;
+        if !rs.is_app_limited
+            || rs.delivered as u64 * last.interval_us as u64 >= last.delivered as u64 * rs.interval_us as u64
+        {
+            *last = LastRate {
+                delivered: rs.delivered as u32,
+                interval_us: rs.interval_us as u32,
+                app_limited: rs.is_app_limited,
+            };
         }
     }
 

@@ -43,6 +43,6 @@ mod tlp;
 pub use ccsim_cc::MinMax;
 pub use config::{EcnMode, TcpConfig};
 pub use endpoint::{Endpoint, QdiscDrop, TcpState, TcpStats};
-pub use info::TcpInfo;
+pub use info::{SenderSample, TcpInfo};
 pub use segment::{Ecn, Segment, TcpFlags, TcpOptions};
 pub use seq::SeqNum;
