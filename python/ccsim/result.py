@@ -48,7 +48,7 @@ class Result:
         """Queue occupancy over time, one row per (port, sample): t_s, port, packets, bytes."""
         frames = []
         for q in self.summary.get("queues", []):
-            path = self.directory / _ccsim.queue_csv_name(q["port"])
+            path = self.directory / q.get("csv", _ccsim.queue_csv_name(q["port"]))
             if path.exists():
                 df = pd.read_csv(path)
                 df.insert(1, "port", q["port"])
@@ -59,8 +59,10 @@ class Result:
 
     @cached_property
     def series(self) -> pd.DataFrame:
-        """Per-flow state over time (``flows.csv``): t_s, flow, cwnd, goodput_mbps, srtt_us."""
-        return self._csv("flows.csv", ["t_s", "flow", "cwnd", "goodput_mbps", "srtt_us"])
+        """Per-flow sender state over time (``flows.csv``): t_s, flow, cwnd, goodput_mbps, srtt_us,
+        ssthresh, inflight, pacing_rate_bps, delivery_rate_bps, alpha (DCTCP)."""
+        return self._csv("flows.csv", ["t_s", "flow", "cwnd", "goodput_mbps", "srtt_us", "ssthresh", "inflight",
+                                       "pacing_rate_bps", "delivery_rate_bps", "alpha"])
 
     @cached_property
     def pings(self) -> pd.DataFrame:

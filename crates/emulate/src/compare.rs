@@ -135,12 +135,6 @@ fn after_warmup(warmup: f64) -> impl Fn(&[&str], &[&str]) -> bool {
     }
 }
 
-fn queue_file(port: &str) -> String {
-    let s: String =
-        port.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
-    s.replace("__", "_")
-}
-
 fn f(v: &Value, k: &str) -> f64 {
     v.get(k).and_then(Value::as_f64).unwrap_or(0.0)
 }
@@ -163,9 +157,13 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, String> {
     for qa in arr(&a, "queues") {
         let port = s(qa, "port");
         let Some(qb) = arr(&b, "queues").iter().find(|x| s(x, "port") == port) else { continue };
-        let file = format!("queue_{}.csv", queue_file(port));
-        let va = csv_column(&a_dir.join(&file), "packets", after_warmup(wa))?;
-        let vb = csv_column(&b_dir.join(&file), "packets", after_warmup(wb))?;
+        // Each summary names its series' file (results written before it did: the port's name).
+        let file = |q: &Value| match s(q, "csv") {
+            "" => ccsim_scenario::queue_csv_name(port),
+            f => f.to_string(),
+        };
+        let va = csv_column(&a_dir.join(file(qa)), "packets", after_warmup(wa))?;
+        let vb = csv_column(&b_dir.join(file(qb)), "packets", after_warmup(wb))?;
         queues.push(QueueCmp {
             port: port.to_string(),
             occupancy: distance(&va, &vb),

@@ -90,6 +90,8 @@ pub enum FlowKindPlan {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowPlan {
     pub name: String,
+    /// The scenario's flow kind (`kind` and `size_bytes` in summary.json, as a simulation says).
+    pub scenario_kind: FlowKind,
     pub src: usize,
     pub dst: usize,
     pub src_addr: Ipv4Addr,
@@ -515,6 +517,7 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
         }
         flows.push(FlowPlan {
             name: f.name.clone(),
+            scenario_kind: f.kind.clone(),
             src,
             dst,
             src_addr: nodes[src].addr.unwrap(),

@@ -106,10 +106,11 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
     // Queues.
     let mut queues = Vec::new();
     let mut cdf_series = Vec::new();
+    let names: Vec<String> = r.queue_series.iter().map(|(n, _)| n.clone()).collect();
+    let files = ccsim_scenario::queue_files(&names);
     for (k, (name, series)) in r.queue_series.iter().enumerate() {
-        let fname = name.replace("->", "_");
         let mut w = CsvWriter::new(
-            std::io::BufWriter::new(std::fs::File::create(dir.join(format!("queue_{fname}.csv")))?),
+            std::io::BufWriter::new(std::fs::File::create(dir.join(&files[k]))?),
             &["t_s", "packets", "bytes"],
         )?;
         let mut h = IntHistogram::new();
@@ -126,7 +127,7 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         let mut plot = Plot::new(format!("Queue occupancy at {name} (kernel)"), "time (s)", "packets");
         plot.kind = PlotKind::Line;
         plot.series.push(Series::new(name.clone(), pts));
-        std::fs::write(dir.join(format!("queue_{fname}.svg")), plot.to_svg(900, 420))?;
+        std::fs::write(dir.join(files[k].replace(".csv", ".svg")), plot.to_svg(900, 420))?;
         cdf_series.push((name.clone(), series.iter().filter(|s| s.0 >= warm).map(|s| s.1 as f64).collect()));
         let s = h.summary();
         let port = plan.ports().find(|p| p.monitor.as_deref() == Some(name.as_str())).expect("watched port");
@@ -135,6 +136,7 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
             r.bpf.as_ref().and_then(|b| b.markers.iter().find(|m| m.dev == port.dev)).cloned().unwrap_or_default();
         queues.push(QueueSummary {
             port: name.clone(),
+            csv: files[k].clone(),
             samples: s.samples,
             mean: round6(s.mean),
             p50: s.p50,
@@ -164,6 +166,8 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         let goodput = if active > 0.0 { info.bytes_acked as f64 * 8.0 / active / 1e6 } else { 0.0 };
         flows.push(FlowSummary {
             name: f.name.clone(),
+            kind: f.scenario_kind.label(),
+            size_bytes: f.scenario_kind.size_bytes(),
             cc: f.cc_label.clone(),
             src: plan.nodes[f.src].name.clone(),
             dst: plan.nodes[f.dst].name.clone(),

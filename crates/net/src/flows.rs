@@ -22,6 +22,28 @@ pub enum FlowKind {
     Exchange { request: u64, response: u64 },
 }
 
+impl FlowKind {
+    /// The kind's name in results: "bulk", "transfer", "rpc", "exchange".
+    pub fn label(&self) -> &'static str {
+        match self {
+            FlowKind::Bulk { .. } => "bulk",
+            FlowKind::Transfer { .. } => "transfer",
+            FlowKind::Rpc { .. } => "rpc",
+            FlowKind::Exchange { .. } => "exchange",
+        }
+    }
+
+    /// Bytes the application writes: a transfer's size, one RPC's, an exchange's request and
+    /// response together; None for a bulk flow.
+    pub fn size_bytes(&self) -> Option<u64> {
+        match *self {
+            FlowKind::Bulk { .. } => None,
+            FlowKind::Transfer { bytes } | FlowKind::Rpc { bytes, .. } => Some(bytes),
+            FlowKind::Exchange { request, response } => Some(request + response),
+        }
+    }
+}
+
 /// One TCP connection from `src` (the client, which sends) to `dst` (the server).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {

@@ -10,7 +10,7 @@ use crate::sim::{EventList, RunStats};
 use crate::switch::BufferRecord;
 use crate::topology::{PortId, Topology};
 use ccsim_engine::{EventQueue, SimTime};
-use ccsim_tcp::{TcpInfo, TcpStats};
+use ccsim_tcp::{SenderSample, TcpInfo, TcpStats};
 
 /// One sample of a monitored port.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,9 +43,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         if self.cfg.series {
             for (i, c) in self.conns[..self.static_flows].iter().enumerate() {
-                let s = c.client.sock();
                 let bytes_acked = c.client.stats().bytes_acked;
-                self.flow_series[i].push(FlowSample { t: now, cwnd: s.snd_cwnd, bytes_acked, srtt_us: s.srtt_us >> 3 });
+                self.flow_series[i].push(FlowSample { t: now, sender: c.client.sender_sample(), bytes_acked });
             }
         }
         if let Some(iv) = self.cfg.sample_interval {
@@ -198,11 +197,9 @@ pub struct Sockets<T> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FlowSample {
     pub t: SimTime,
-    /// `snd_cwnd`, packets.
-    pub cwnd: u32,
+    /// cwnd, ssthresh, srtt, packets in flight, pacing and delivery rate, the CC's state.
+    pub sender: SenderSample,
     pub bytes_acked: u64,
-    /// Smoothed RTT, µs.
-    pub srtt_us: u32,
 }
 
 /// A port's transmit counters.

@@ -55,8 +55,12 @@ pub fn build(s: &Scenario) -> Result<Built> {
         flows.extend(generated);
     }
     flows::apply_host_settings(&mut flows, &topo, &base_rtt);
+    // Results are keyed by name (rows of summary.json, flows.csv, fct.csv): names are unique.
+    unique_names(flows.iter().map(|f| f.name.as_str()), "flow", |k| flow_name_field(s, k))?;
     let workloads = workloads::workloads(s, &topo, &routes, &base_rtt, run_duration)?;
+    unique_names(workloads.iter().map(|w| w.name.as_str()), "workload", |k| format!("workloads[{k}].name"))?;
     let pings = pings(s, &topo, &routes, run_duration)?;
+    unique_names(pings.iter().map(|p| p.name.as_str()), "ping probe", |k| format!("pings[{k}].name"))?;
     let shared_buffers = buffers::shared_buffers(s, &topo)?;
     let monitored = monitored_ports(&s.record, &topo)?;
     let record = RecordTimes::of(&s.record, run_duration, monitored.ports.len())?;
@@ -89,6 +93,33 @@ impl From<spec::PingEcn> for Ecn {
 }
 
 /// `[[pings]]`: ICMP echo probes.
+/// An error naming the second of two equal names (`field(k)` gives the k-th name's field).
+fn unique_names<'a>(names: impl Iterator<Item = &'a str>, what: &str, field: impl Fn(usize) -> String) -> Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for (k, name) in names.enumerate() {
+        if let Some(first) = seen.insert(name, k) {
+            return Err(Error::new(
+                field(k),
+                format!("`{name}` is also the name of {what} {first} ({}); names must be unique", field(first)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The field that gives built flow `k` its name: a `[[flows]]` entry (counted flows expand to
+/// several), else the generated `[traffic]`.
+fn flow_name_field(s: &Scenario, k: usize) -> String {
+    let mut at = 0;
+    for (i, f) in s.flows.iter().enumerate() {
+        at += f.count as usize;
+        if k < at {
+            return format!("flows[{i}].name");
+        }
+    }
+    "traffic".into()
+}
+
 fn pings(s: &Scenario, topo: &Topology, routes: &Routes, run_duration: SimTime) -> Result<Vec<PingSpec>> {
     let mut pings = Vec::new();
     for (i, p) in s.pings.iter().enumerate() {
@@ -154,7 +185,11 @@ fn monitored_ports(r: &spec::Record, topo: &Topology) -> Result<MonitoredPorts> 
         return Ok(m);
     }
     for (i, name) in r.queues.iter().enumerate() {
-        let (p, name) = named_port(topo, name, &format!("record.queues[{i}]"))?;
+        let field = format!("record.queues[{i}]");
+        let (p, name) = named_port(topo, name, &field)?;
+        if let Some(first) = m.ports.iter().position(|&q| q == p) {
+            return Err(Error::new(field, format!("`{name}` is listed twice (also record.queues[{first}])")));
+        }
         m.ports.push(p);
         m.names.push(name);
     }

@@ -21,8 +21,8 @@ pub use fct::{FctCollector, FctFile, FctReport, GroupTimes, SlowdownBin, Workloa
 pub use load as load_scenario;
 pub use overrides::{apply_overrides, toml_from_json, Override};
 pub use results::{
-    queue_csv_name, run_built, run_built_to, run_to_dir, write_results, BufferSummary, FlowSummary, Outcome,
-    PingSummary, QueueSummary, RpcSummary, Summary,
+    queue_csv_name, queue_files, run_built, run_built_to, run_to_dir, write_results, BufferSummary, FlowSummary,
+    Outcome, PingSummary, QueueSummary, RpcSummary, Summary,
 };
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};

@@ -2,6 +2,7 @@
 
 use crate::build::Built;
 use crate::fct::{FctCollector, FctFile, FctReport};
+use ccsim_cc::{CcInfo, TCP_INFINITE_SSTHRESH};
 use ccsim_engine::SimTime;
 use ccsim_net::{FlowKind, FlowSample, Records, Sim};
 use ccsim_report::{cdf_plot, fmt_f64, summarize, Cell, CsvWriter, IntHistogram, Plot, PlotKind, Series};
@@ -29,6 +30,9 @@ pub struct RpcSummary {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct QueueSummary {
     pub port: String,
+    /// The file its series is written to (with `record.series`): `queue_<port>.csv`, the port's
+    /// name made a file name, numbered where two names would make the same one.
+    pub csv: String,
     pub samples: u64,
     pub mean: f64,
     pub p50: f64,
@@ -46,6 +50,11 @@ pub struct QueueSummary {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
     pub name: String,
+    /// "bulk", "transfer", "rpc" or "exchange".
+    pub kind: &'static str,
+    /// Bytes the application writes: a transfer's size, an RPC's, an exchange's request and
+    /// response together; null for bulk flows.
+    pub size_bytes: Option<u64>,
     pub cc: String,
     pub src: String,
     pub dst: String,
@@ -148,6 +157,7 @@ pub fn run_built_to(
     let warmup = b.warmup;
     let seed = b.cfg.seed;
     let names = b.monitor_names.clone();
+    let files = queue_files(&names);
     let collector = if b.workloads.is_empty() {
         None
     } else {
@@ -185,6 +195,7 @@ pub fn run_built_to(
         let (tx_packets, link_drops) = (port.tx.tx_packets, port.tx.link_drops);
         queues.push(QueueSummary {
             port: names[k].clone(),
+            csv: files[k].clone(),
             samples: s.samples,
             mean: round6(s.mean),
             p50: s.p50,
@@ -208,6 +219,8 @@ pub fn run_built_to(
             let goodput = if active > 0.0 { r.bytes_acked as f64 * 8.0 / active / 1e6 } else { 0.0 };
             FlowSummary {
                 name: r.name.clone(),
+                kind: r.kind.label(),
+                size_bytes: r.kind.size_bytes(),
                 cc: r.cc.clone(),
                 src: topo.name(r.src).to_string(),
                 dst: topo.name(r.dst).to_string(),
@@ -293,9 +306,27 @@ pub fn run_built_to(
     Ok(Outcome { summary, records, built_names: names, interval, warmup })
 }
 
-/// The file a monitored port's queue series is written to (`queue_s_c.csv` for `s->c`).
+/// The file a monitored port's queue series is written to (`queue_s_c.csv` for `s->c`), before
+/// numbering (`queue_files`).
 pub fn queue_csv_name(port: &str) -> String {
     format!("queue_{}.csv", file_name(port))
+}
+
+/// The queue series' files of the monitored ports, in order: `queue_csv_name`, with `_2`, `_3`
+/// added to a name an earlier port already made (`a_b->c` and `a->b_c` both make `a_b_c`).
+pub fn queue_files(ports: &[String]) -> Vec<String> {
+    let mut files: Vec<String> = Vec::with_capacity(ports.len());
+    for p in ports {
+        let stem = format!("queue_{}", file_name(p));
+        let mut name = format!("{stem}.csv");
+        let mut n = 1;
+        while files.contains(&name) {
+            n += 1;
+            name = format!("{stem}_{n}.csv");
+        }
+        files.push(name);
+    }
+    files
 }
 
 /// Run a built scenario into the results directory `dir`, as `ccsim run` does: the directory is
@@ -339,11 +370,11 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     let iv = out.interval.secs_f64();
     let mut cdf_series = Vec::new();
     for (k, name) in out.built_names.iter().enumerate() {
-        let fname = file_name(name);
+        let csv = &out.summary.queues[k].csv;
         let port = &rec.ports[k];
         if !port.series.is_empty() {
             let mut w = CsvWriter::new(
-                std::io::BufWriter::new(std::fs::File::create(dir.join(queue_csv_name(name)))?),
+                std::io::BufWriter::new(std::fs::File::create(dir.join(csv))?),
                 &["t_s", "packets", "bytes"],
             )?;
             for s in &port.series {
@@ -354,7 +385,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             let mut plot = Plot::new(format!("Queue occupancy at {name}"), "time (s)", "packets");
             plot.kind = PlotKind::Line;
             plot.series.push(Series::new(name.clone(), pts));
-            std::fs::write(dir.join(format!("queue_{fname}.svg")), plot.to_svg(900, 420))?;
+            std::fs::write(dir.join(csv.replace(".csv", ".svg")), plot.to_svg(900, 420))?;
         }
         let vals: Vec<f64> = port.samples_after(out.warmup, out.interval).iter().map(|&v| v as f64).collect();
         cdf_series.push((name.clone(), vals));
@@ -366,7 +397,18 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     if rec.flow_series.iter().any(|s| !s.is_empty()) {
         let mut w = CsvWriter::new(
             std::io::BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?),
-            &["t_s", "flow", "cwnd", "goodput_mbps", "srtt_us"],
+            &[
+                "t_s",
+                "flow",
+                "cwnd",
+                "goodput_mbps",
+                "srtt_us",
+                "ssthresh",
+                "inflight",
+                "pacing_rate_bps",
+                "delivery_rate_bps",
+                "alpha",
+            ],
         )?;
         let names: Vec<String> = out.summary.flows.iter().map(|f| f.name.clone()).collect();
         let mut cwnd_plot = Plot::new("Congestion window", "time (s)", "cwnd (packets)");
@@ -375,16 +417,29 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             let mut prev = 0u64;
             let mut cw = Vec::with_capacity(series.len());
             let mut tp = Vec::with_capacity(series.len());
-            for &FlowSample { t, cwnd, bytes_acked: acked, srtt_us: srtt } in series {
+            for &FlowSample { t, sender: s, bytes_acked: acked } in series {
+                let cwnd = s.cwnd;
                 let rate = (acked - prev.min(acked)) as f64 * 8.0 / iv / 1e6;
                 prev = acked;
                 let ts = t.secs_f64();
+                // ssthresh is "infinite" until the first reduction: an empty field, as ss omits it.
+                let ssthresh = if s.ssthresh >= TCP_INFINITE_SSTHRESH { f64::NAN } else { s.ssthresh as f64 };
+                // DCTCP's alpha as a fraction (its 1/1024 fixed point, exact); empty for other CCs.
+                let alpha = match s.cc_info {
+                    CcInfo::Dctcp { alpha, .. } => format!("{}", alpha as f64 / 1024.0),
+                    _ => String::new(),
+                };
                 w.write_row(&[
                     Cell::Nanos(t.ns()),
                     names[i].as_str().into(),
                     (cwnd as f64).into(),
                     rate.into(),
-                    (srtt as f64).into(),
+                    (s.srtt_us as f64).into(),
+                    ssthresh.into(),
+                    (s.inflight as f64).into(),
+                    Cell::Num(s.pacing_rate as f64 * 8.0),
+                    Cell::Num(s.delivery_rate as f64 * 8.0),
+                    alpha.as_str().into(),
                 ])?;
                 cw.push((ts, cwnd as f64));
                 tp.push((ts, rate));
