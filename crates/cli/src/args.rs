@@ -15,7 +15,8 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("CCSIM_C
     long_about = "Linux-faithful datacenter congestion control, simulated at packet level: DCTCP with \
                   ECN-marking switches, CUBIC, Reno, BBR, TCP-NV and FreeBSD's DCTCP, with TCP that follows \
                   Linux callback for callback. Scenarios are TOML files (docs/scenarios.md).",
-    after_help = "Exit status: 0 success; 1 a packetdrill script failed; 2 bad input or usage.",
+    after_help = "Exit status: 0 success; 1 a packetdrill script failed; 2 bad input or usage; 130 a run \
+                  interrupted (its results so far written).",
     arg_required_else_help = true,
     propagate_version = true
 )]
@@ -87,6 +88,9 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Replace the results directory if it is not empty.
+    #[arg(long)]
+    pub force: bool,
     /// Override a field, checked as if the file held it (repeatable): PATH=VALUE.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,

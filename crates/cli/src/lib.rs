@@ -1,10 +1,9 @@
 //! `ccsim`: run scenarios, reproduce the seed results, check scenario files. The commands live
 //! in this library so that the Python package runs the same code (`reproduce::scorecard`).
 
-use args::{CheckArgs, Cli, Command, RunArgs};
+use args::{CheckArgs, Cli, Command};
 use ccsim_scenario as scenario;
 use clap::{CommandFactory, Parser};
-use std::io::Write;
 use std::process::ExitCode;
 
 pub mod args;
@@ -13,6 +12,7 @@ mod emulate;
 mod fidelity;
 mod pdrill;
 pub mod reproduce;
+mod run;
 mod ss;
 mod sweep;
 
@@ -33,7 +33,11 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
     };
     let r = match cli.command {
-        Command::Run(a) => cmd_run(a),
+        Command::Run(a) => match run::cmd(a) {
+            Ok(()) => Ok(()),
+            Err(run::RunEnd::Failed(e)) => Err(e),
+            Err(run::RunEnd::Interrupted) => return ExitCode::from(run::EXIT_INTERRUPTED),
+        },
         Command::Check(a) => cmd_check(a),
         Command::Reproduce(a) => reproduce::cmd(a),
         Command::Sweep(a) => sweep::cmd(a),
@@ -62,7 +66,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
 }
 
 /// `--set PATH=VALUE` overrides, parsed.
-fn overrides(sets: &[String]) -> Result<Vec<scenario::Override>, String> {
+pub(crate) fn overrides(sets: &[String]) -> Result<Vec<scenario::Override>, String> {
     sets.iter().map(|s| scenario::Override::parse(s).map_err(|e| e.to_string())).collect()
 }
 
@@ -71,40 +75,6 @@ fn cmd_check(a: CheckArgs) -> Result<(), String> {
     let s = scenario::load_with(&a.scenario, &overrides(&a.sets)?).map_err(|e| e.to_string())?;
     scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
     print!("{}", scenario::resolved_toml(&s));
-    Ok(())
-}
-
-fn cmd_run(a: RunArgs) -> Result<(), String> {
-    let path = a.scenario.display().to_string();
-    let (quiet, dir) = (a.quiet, a.out);
-    let s = scenario::load_with(&a.scenario, &overrides(&a.sets)?).map_err(|e| e.to_string())?;
-    let built = scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
-    let resolved = scenario::resolved_toml(&s);
-    let start = std::time::Instant::now();
-    let mut last = 0.0f64;
-    let outcome = scenario::run_to_dir(built, &resolved, &dir, |t, total| {
-        if quiet {
-            return;
-        }
-        let el = start.elapsed().as_secs_f64();
-        if el - last >= 0.5 {
-            last = el;
-            eprint!(
-                "\r{}: {:.1}/{:.1} s simulated ({:.0}%)",
-                path,
-                t.secs_f64(),
-                total.secs_f64(),
-                100.0 * t.secs_f64() / total.secs_f64()
-            );
-            let _ = std::io::stderr().flush();
-        }
-    })?;
-    if !quiet && last > 0.0 {
-        eprintln!();
-    }
-    if !quiet {
-        print_summary(&outcome.summary, &dir);
-    }
     Ok(())
 }
 

@@ -124,3 +124,73 @@ fn the_readmes_commands_are_the_clis() {
     subs.sort();
     assert_eq!(in_readme, subs, "README's `target/release/ccsim ...` lines against `ccsim --help`");
 }
+
+#[test]
+fn a_results_directory_is_never_mixed_or_partial() {
+    let dir = Scratch::new("cli-lifecycle");
+    let scen = root().join("scenarios/mininet-dctcp.toml");
+    let out = dir.join("out");
+    let run = |extra: &[&str]| {
+        let mut c = ccsim();
+        c.arg("run").arg(&scen).arg("--out").arg(&out).args(["--quiet", "--set", "run.duration=2s"]).args(extra);
+        c.output().unwrap()
+    };
+    assert!(run(&[]).status.success());
+    std::fs::write(out.join("stale.csv"), "from another scenario").unwrap();
+    // A directory with results in it is refused before anything runs...
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--force"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("stale.csv").exists());
+    // ... and replaced whole with --force: nothing of the earlier run stays.
+    assert!(run(&["--force"]).status.success());
+    assert!(!out.join("stale.csv").exists() && out.join("summary.json").exists());
+    // An --out that cannot be a directory fails at once, not after the run.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let o =
+        ccsim().arg("run").arg(&scen).arg("--out").arg(&file).args(["--set", "run.duration=1000s"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
+    // No temporary directory is left beside the results.
+    let left: Vec<_> = std::fs::read_dir(&*dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().contains("partial")), "{left:?}");
+}
+
+#[test]
+fn an_interrupted_run_writes_what_it_has_and_says_so() {
+    let dir = Scratch::new("cli-interrupt");
+    let scen = root().join("scenarios/mininet-dctcp.toml");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&*dir).unwrap();
+    let child = ccsim()
+        .arg("run")
+        .arg(&scen)
+        .arg("--out")
+        .arg(&out)
+        .args(["--quiet", "--set", "run.duration=100000s"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run is under way (its temporary directory exists), then Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_dir(&*dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains("partial")) {
+        assert!(std::time::Instant::now() < deadline, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    assert_eq!(summary["planned_duration_s"], 100000.0);
+    let stopped = summary["duration_s"].as_f64().unwrap();
+    assert!(stopped > 0.0 && stopped < 100000.0);
+    // The flows' goodput is over the time simulated, not the planned duration.
+    assert!(summary["flows"][0]["goodput_mbps"].as_f64().unwrap() > 40.0);
+    assert!(summary["queues"][0]["utilisation"].as_f64().unwrap() > 0.9);
+    assert!(out.join("queue_s_c.csv").exists());
+}

@@ -354,6 +354,9 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
     let summary = Summary {
         seed: plan.seed,
         duration_s: dur,
+        // An interrupted emulation writes no summary.
+        interrupted: false,
+        planned_duration_s: None,
         warmup_s: plan.warmup_ns as f64 / 1e9,
         events: 0,
         data_packets_delivered: r.flows.iter().filter_map(|f| f.info.as_ref()).map(|i| i.delivered as u64).sum(),

@@ -40,6 +40,10 @@ pub(crate) struct Core<Q> {
     pub(crate) express: Vec<u32>,
     /// The end of the current `run_until`: no packet is taken ahead of an event past it.
     pub(crate) horizon: SimTime,
+    /// Raised from outside (Ctrl-C): the run ends at its next progress point (`Sim::set_stop`).
+    pub(crate) stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// When a raised `stop` ended the run.
+    pub(crate) stopped_at: Option<SimTime>,
     /// Per node: packets a host's NIC received and has not yet handed up (coalescing or GRO).
     pub(crate) rx_batch: Vec<Vec<PoolId>>,
     /// GRO's buffers, kept from poll to poll.
@@ -162,6 +166,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             paths: Vec::new(),
             express: Vec::new(),
             horizon: SimTime::ZERO,
+            stop: None,
+            stopped_at: None,
             rx_batch: vec![Vec::new(); host_nic.len()],
             host_nic,
             gro: GroBuf::default(),

@@ -63,8 +63,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             if now >= next_progress {
                 progress(now);
                 next_progress = now + SimTime::from_ms(100);
+                // Checked where progress is reported (every 100 ms simulated), not per event.
+                if self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                    self.stopped_at = Some(now);
+                    break;
+                }
             }
         }
+        let until = self.stopped_at.unwrap_or(until);
         self.q.advance_to(until);
         for pi in 0..self.ports.len() {
             if self.ports[pi].queue.lazy {

@@ -113,7 +113,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     /// Hand over what the run recorded; the network itself is dropped.
     pub(crate) fn into_records(mut self, event_list: EventList) -> Records {
-        let duration = self.cfg.duration;
+        // An interrupted run is recorded up to where it stopped.
+        let duration = self.stopped_at.unwrap_or(self.cfg.duration);
         let monitor = std::mem::take(&mut self.cfg.monitor);
         let samples = std::mem::take(&mut self.queue_samples);
         let series = std::mem::take(&mut self.queue_series);

@@ -218,6 +218,15 @@ impl Sim {
     pub fn add_traffic(&mut self, traffic: Box<dyn Traffic>) {
         core!(&mut self.0, c => c.add_traffic(traffic))
     }
+    /// Let `stop` end the run early: once it is raised, `run_until` returns at its next progress
+    /// point (every 100 ms of simulated time) and `stopped_at` says when.
+    pub fn set_stop(&mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        core!(&mut self.0, c => c.stop = Some(stop))
+    }
+    /// The simulated time a raised stop ended the run at (None: it ran to its end).
+    pub fn stopped_at(&self) -> Option<SimTime> {
+        core!(&self.0, c => c.stopped_at)
+    }
     /// Hand flows opened by traffic to `sink` as they are released (and, at the end, those
     /// still open) instead of keeping them for `Records::done`.
     pub fn set_flow_sink(&mut self, sink: Box<dyn FlowSink>) {

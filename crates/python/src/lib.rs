@@ -75,7 +75,7 @@ fn run(
 ) -> PyResult<()> {
     let (s, built) = checked(py, text, file, base_dir, &sets)?;
     let resolved = scenario::resolved_toml(&s);
-    py.allow_threads(|| scenario::run_to_dir(built, &resolved, &out, |_, _| {}).map(|_| ()))
+    py.allow_threads(|| scenario::run_to_dir(built, &resolved, &out, None, |_, _| {}).map(|_| ()))
         .map_err(PyRuntimeError::new_err)
 }
 

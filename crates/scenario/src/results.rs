@@ -9,6 +9,8 @@ use ccsim_report::{cdf_plot, fmt_f64, summarize, Cell, CsvWriter, IntHistogram, 
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ClassSummary {
@@ -113,7 +115,14 @@ pub struct BufferSummary {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
     pub seed: u64,
+    /// Simulated time: the scenario's duration, or where an interrupted run stopped.
     pub duration_s: f64,
+    /// The run was stopped (Ctrl-C, SIGTERM) before its end: these are its results so far.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// An interrupted run's scenario duration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned_duration_s: Option<f64>,
     pub warmup_s: f64,
     pub events: u64,
     pub data_packets_delivered: u64,
@@ -143,16 +152,17 @@ fn round6(x: f64) -> f64 {
 
 /// Run a built scenario to the end, reporting progress (simulated seconds) to `progress`.
 pub fn run_built(b: Built, progress: impl FnMut(SimTime, SimTime)) -> Outcome {
-    run_built_to(b, None, progress).expect("no fct.csv to write")
+    run_built_to(b, None, None, progress).expect("no fct.csv to write")
 }
 
 /// As `run_built`, writing the workloads' flows to `fct_csv` (`fct.csv`) while the run goes on.
 pub fn run_built_to(
     b: Built,
     fct_csv: Option<FctFile>,
+    stop: Option<Arc<AtomicBool>>,
     mut progress: impl FnMut(SimTime, SimTime),
 ) -> std::io::Result<Outcome> {
-    let duration = b.cfg.duration;
+    let planned = b.cfg.duration;
     let interval = b.cfg.sample_interval.unwrap_or(SimTime::from_ms(1));
     let warmup = b.warmup;
     let seed = b.cfg.seed;
@@ -172,7 +182,13 @@ pub fn run_built_to(
     if let Some(c) = &collector {
         sim.set_flow_sink(c.sink());
     }
-    sim.run_until(duration, |t| progress(t, duration));
+    if let Some(stop) = stop {
+        sim.set_stop(stop);
+    }
+    sim.run_until(planned, |t| progress(t, planned));
+    // An interrupted run is summarised up to where it stopped.
+    let stopped = sim.stopped_at();
+    let duration = stopped.unwrap_or(planned);
     let records = sim.into_records();
     let fct = collector.map(|c| c.finish(warmup)).transpose()?;
     let mut queues = Vec::new();
@@ -294,6 +310,8 @@ pub fn run_built_to(
     let summary = Summary {
         seed,
         duration_s: duration.secs_f64(),
+        interrupted: stopped.is_some(),
+        planned_duration_s: stopped.map(|_| planned.secs_f64()),
         warmup_s: warmup.secs_f64(),
         events: rs.events,
         data_packets_delivered: rs.data_packets_delivered,
@@ -336,6 +354,7 @@ pub fn run_to_dir(
     built: Built,
     resolved: &str,
     dir: &Path,
+    stop: Option<Arc<AtomicBool>>,
     progress: impl FnMut(SimTime, SimTime),
 ) -> std::result::Result<Outcome, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
@@ -347,8 +366,8 @@ pub fn run_to_dir(
         let file = std::fs::File::create(&f).map_err(|e| format!("{}: cannot create: {e}", f.display()))?;
         Some(FctFile { file, path: f })
     };
-    let outcome =
-        run_built_to(built, fct_csv, progress).map_err(|e| format!("{}: cannot write fct.csv: {e}", dir.display()))?;
+    let outcome = run_built_to(built, fct_csv, stop, progress)
+        .map_err(|e| format!("{}: cannot write fct.csv: {e}", dir.display()))?;
     write_results(&outcome, resolved, dir).map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
     Ok(outcome)
 }

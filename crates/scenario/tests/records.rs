@@ -18,7 +18,7 @@ fn run(text: &str, name: &str) -> Dir {
     let dir = Dir(std::env::temp_dir().join(format!("ccsim-records-{}-{name}", std::process::id())));
     let s = parse(text, "records.toml").unwrap();
     let b = build(&s).unwrap_or_else(|e| panic!("{e}"));
-    run_to_dir(b, "", &dir.0, |_, _| {}).unwrap();
+    run_to_dir(b, "", &dir.0, None, |_, _| {}).unwrap();
     dir
 }
 
