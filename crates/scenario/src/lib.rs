@@ -109,6 +109,20 @@ pub fn parse_with(text: &str, file: &str, dir: Option<&std::path::Path>, sets: &
 /// The resolved configuration: the scenario with every default filled in, as TOML.
 pub fn resolved_toml(s: &Scenario) -> String {
     let mut s = s.clone();
+    // Rates as ccsim read them, in one spelling ("100MBps" shows as "800Mbps"), so that the
+    // interpretation of a unit is visible.
+    let normalise = |q: &mut Quantity| {
+        if let Ok(bps) = parse_rate(q, "") {
+            *q = Quantity::from_rate(bps);
+        }
+    };
+    normalise(&mut s.topology.rate);
+    if let Some(q) = s.topology.bottleneck_rate.as_mut() {
+        normalise(q);
+    }
+    for l in &mut s.topology.links {
+        normalise(&mut l.rate);
+    }
     for q in s.queues.values_mut() {
         if q.scheduler == spec::SchedulerKind::Fq && q.fq.is_none() {
             q.fq = Some(spec::FqParams::default());

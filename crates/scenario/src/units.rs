@@ -110,20 +110,78 @@ pub fn duration(q: &Quantity, field: &str, range: DurationRange) -> Result<SimTi
     Ok(SimTime(ns as u64))
 }
 
-/// A link rate in bits per second, > 0.
+/// The rate units a scenario takes, case-sensitive: bits (`b`, `bit`) and bytes (`B`, `Byte`)
+/// are distinct. Bits per second: `bps`, `b/s`, `bit/s`, `bit` (tc's spelling) after a prefix
+/// `k`/`K`, `M`, `G`, `T` (`100Mbps`, `100Mb/s`, `100Mbit/s`, `100Mbit`; tc's lower-case `kbit`,
+/// `mbit`, `gbit`, `tbit` too), or the prefix alone (`10G`: 10 Gbit/s, as link speeds are
+/// named). Bytes per second: `Bps`, `B/s`, `Byte/s` after a prefix (`100MBps`, `1.25GB/s`).
+/// A plain number is bits per second. Refused as ambiguous: `mbps`, `gbps`, `tbps` (tc reads
+/// them as bytes per second, most people as bits) and a lower-case `m` prefix elsewhere (milli).
+pub const RATE_UNITS: &str = "bits per second as 100Mbps, 100Mb/s, 100Mbit/s, 100Mbit, 10G (prefixes k K M G T), \
+bytes per second as 100MBps or 100MB/s, or a plain number of bits per second";
+
+/// The multiplier to bits per second of a rate unit (`RATE_UNITS`), or why it is refused.
+fn rate_unit(unit: &str) -> std::result::Result<f64, String> {
+    let prefix = |p: &str| match p {
+        "" => Some(1.0),
+        "k" | "K" => Some(1e3),
+        "M" => Some(1e6),
+        "G" => Some(1e9),
+        "T" => Some(1e12),
+        _ => None,
+    };
+    if let Some(p) = ["mbps", "gbps", "tbps"].iter().find(|u| unit == **u) {
+        let up = p[..1].to_uppercase();
+        return Err(format!(
+            "`{unit}` is ambiguous (tc reads it as bytes per second); write {up}bps or {up}bit/s for bits, {up}Bps for bytes"
+        ));
+    }
+    // tc's spellings, bits explicit.
+    if let Some(m) = match unit {
+        "kbit" => Some(1e3),
+        "mbit" => Some(1e6),
+        "gbit" => Some(1e9),
+        "tbit" => Some(1e12),
+        _ => None,
+    } {
+        return Ok(m);
+    }
+    for (suffix, per_bit) in
+        [("bps", 1.0), ("b/s", 1.0), ("bit/s", 1.0), ("bit", 1.0), ("Bps", 8.0), ("B/s", 8.0), ("Byte/s", 8.0)]
+    {
+        if let Some(p) = unit.strip_suffix(suffix) {
+            if let Some(m) = prefix(p) {
+                return Ok(m * per_bit);
+            }
+        }
+    }
+    // A prefix alone: bits per second ("10G"); but not "" (a plain number, handled by the caller).
+    if unit != "b" && unit != "B" {
+        if let Some(m) = prefix(unit) {
+            return Ok(m);
+        }
+    }
+    Err(format!("`{unit}` is not a rate unit"))
+}
+
+/// A link rate in bits per second, > 0 (`RATE_UNITS`).
 pub fn rate(q: &Quantity, field: &str) -> Result<u64> {
     let (v, unit) = value(q);
-    let mult = match unit.to_ascii_lowercase().as_str() {
-        "" | "bps" => 1.0,
-        "kbps" => 1e3,
-        "mbps" => 1e6,
-        "gbps" => 1e9,
-        "tbps" => 1e12,
-        _ => f64::NAN,
+    let mult = match unit.as_str() {
+        "" => Ok(1.0),
+        u => rate_unit(u),
     };
-    let bps = v * mult;
+    let bps = match mult {
+        Ok(m) => v * m,
+        Err(why) => {
+            return Err(Error::new(field, format!("{} is not a rate: {why}; allowed: {RATE_UNITS}", shown(q))));
+        }
+    };
     if !bps.is_finite() || !(1.0..=1e15).contains(&bps) {
-        return Err(Error::new(field, format!("{} is not a rate; expected a positive rate up to 1000Tbps, e.g. \"100Mbps\", \"10Gbps\" or bits per second", shown(q))));
+        return Err(Error::new(
+            field,
+            format!("{} is not a positive rate from 1 bit/s up to 1000Tbps; allowed: {RATE_UNITS}", shown(q)),
+        ));
     }
     Ok(bps.round() as u64)
 }
@@ -162,6 +220,34 @@ mod tests {
         }
         assert_eq!(duration(&"0.4ns".into(), "d", DurationRange::NonNegative).unwrap(), SimTime::ZERO);
         assert_eq!(duration(&"0.6ns".into(), "d", DurationRange::Positive).unwrap(), SimTime::from_ns(1));
+    }
+
+    #[test]
+    fn rate_units_are_case_sensitive_and_bits_are_not_bytes() {
+        let r = |s: &str| rate(&s.into(), "r");
+        for (text, bps) in [
+            ("100Mbps", 100_000_000u64),
+            ("100Mb/s", 100_000_000),
+            ("100Mbit/s", 100_000_000),
+            ("100Mbit", 100_000_000),
+            ("100mbit", 100_000_000),
+            ("10G", 10_000_000_000),
+            ("10Gbps", 10_000_000_000),
+            ("550kbps", 550_000),
+            ("550Kbps", 550_000),
+            ("100MBps", 800_000_000),
+            ("1.25GB/s", 10_000_000_000),
+            ("1234", 1234),
+            ("1234bps", 1234),
+        ] {
+            assert_eq!(r(text).unwrap(), bps, "{text}");
+        }
+        for bad in ["100mbps", "10gbps", "100mb/s", "100MBit", "10g", "100 furlongs", "100b", "0Gbps"] {
+            let e = r(bad).unwrap_err();
+            assert_eq!(e.field, "r");
+            assert!(e.msg.contains("allowed"), "{bad}: {}", e.msg);
+        }
+        assert!(r("100mbps").unwrap_err().msg.contains("ambiguous"));
     }
 
     #[test]
