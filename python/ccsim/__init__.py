@@ -61,7 +61,8 @@ def reproduce(names: Optional[Iterable[str]] = None, quick: bool = False, out: O
               jobs: Optional[int] = None) -> pd.DataFrame:
     """Reproduce the seed experiments (all, or those named) as ``ccsim reproduce`` does.
 
-    Returns the scorecard, one row per metric: experiment, metric, seed, ccsim, verdict, note.
+    Returns the scorecard, one row per metric: experiment, metric, seed, ccsim, verdict, note, and
+    seed_value / ccsim_value, the two figures as numbers where they are one (else NaN).
     The report and each run's results go to ``out`` (default: a temporary directory).
     """
     keep = None
@@ -73,4 +74,5 @@ def reproduce(names: Optional[Iterable[str]] = None, quick: bool = False, out: O
     finally:
         if keep is not None:
             keep.cleanup()
-    return pd.DataFrame(rows, columns=["experiment", "metric", "seed", "ccsim", "verdict", "note"])
+    return pd.DataFrame(rows, columns=["experiment", "metric", "seed", "ccsim", "verdict", "note", "seed_value",
+                                       "ccsim_value"])

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import ccsim
@@ -98,7 +99,13 @@ def test_reproduce_returns_the_scorecard(ccsim_bin, tmp_path):
     df = ccsim.reproduce(["mininet-queue"], quick=True, out=tmp_path / "py", jobs=1)
     cli = subprocess.run([ccsim_bin, "reproduce", "mininet-queue", "--quick", "--json", "--jobs", "1",
                           "--out", tmp_path / "cli"], capture_output=True, text=True, check=True)
-    assert df.to_dict("records") == json.loads(cli.stdout)
+    rows = json.loads(cli.stdout)
+    text = ["experiment", "metric", "seed", "ccsim", "verdict", "note"]
+    assert df[text].to_dict("records") == [{k: r[k] for k in text} for r in rows]
+    # The figures that are numbers come as numbers.
+    for col in ["seed_value", "ccsim_value"]:
+        assert [None if pd.isna(v) else v for v in df[col]] == [r[col] for r in rows]
+    assert df["ccsim_value"].notna().any()
     assert set(df["verdict"]) <= {"reproduced", "shape", "not reproduced"}
     with pytest.raises(ValueError):
         ccsim.reproduce(["no-such-experiment"])

@@ -87,8 +87,9 @@ fn reproduce(py: Python<'_>, names: Vec<String>, quick: bool, out: PathBuf, jobs
     if let Some(n) = names.iter().find(|n| !known.contains(&n.as_str())) {
         return Err(PyValueError::new_err(format!("unknown experiment `{n}`; known: {}", known.join(", "))));
     }
-    let rows = py
-        .allow_threads(|| ccsim_cli::reproduce::scorecard(&names, quick, &out, jobs.max(1)))
+    let command = format!("ccsim.reproduce({names:?}, quick={})", if quick { "True" } else { "False" });
+    let (rows, _report) = py
+        .allow_threads(|| ccsim_cli::reproduce::scorecard(&names, quick, &out, jobs.max(1), &command))
         .map_err(PyRuntimeError::new_err)?;
     serde_json::to_string(&rows).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }

@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(bytes(&"75KB".into(), "b").unwrap(), 75_000);
         let e = rate(&"-100Mbps".into(), "links[0].rate").unwrap_err();
         assert_eq!(e.field, "links[0].rate");
-        assert!(e.msg.contains("not a rate"));
+        assert!(e.msg.contains("not a positive rate"), "{}", e.msg);
         assert!(duration(&"5 parsecs".into(), "d", DurationRange::NonNegative).is_err());
         assert!(duration(&Quantity::Int(0), "d", DurationRange::Positive).is_err());
     }

@@ -10,6 +10,7 @@ mod freebsd;
 mod incast;
 mod mininet;
 mod nv;
+mod report;
 mod synect;
 
 use crate::args::ReproduceArgs;
@@ -27,6 +28,14 @@ pub struct Row {
     /// "reproduced", "shape" or "not reproduced".
     pub verdict: String,
     pub note: String,
+    /// `seed` and `ccsim` as numbers where they are one (JSON gets numbers, not strings).
+    pub seed_value: Option<f64>,
+    pub ccsim_value: Option<f64>,
+}
+
+/// A figure written as a plain number ("3227", "0.1963", "-1.4"), else None.
+fn plain_number(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 impl Row {
@@ -40,11 +49,14 @@ impl Row {
         kind: &str,
         note: impl Into<String>,
     ) -> Row {
+        let (seed, ccsim) = (seed.into(), ccsim.into());
         Row {
             experiment: exp.into(),
             metric: metric.into(),
-            seed: seed.into(),
-            ccsim: ccsim.into(),
+            seed_value: plain_number(&seed),
+            ccsim_value: plain_number(&ccsim),
+            seed,
+            ccsim,
             verdict: if ok { kind.into() } else { "not reproduced".into() },
             note: note.into(),
         }
@@ -271,35 +283,6 @@ pub fn figure(title: &str, svg: String) -> String {
     format!("<figure>{svg}<figcaption>{}</figcaption></figure>\n", html_escape(title))
 }
 
-fn write_report(out: &Path, quick: bool, rows: &[Row], sections: &str) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|x| format!("{}: {x}", out.display()))?;
-    let mut table = String::from(
-        "<table><tr><th>experiment</th><th>metric</th><th>seed</th><th>ccsim</th><th>verdict</th><th>note</th></tr>\n",
-    );
-    for r in rows {
-        table.push_str(&format!(
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            r.verdict.replace(' ', "-"),
-            html_escape(&r.experiment),
-            html_escape(&r.metric),
-            html_escape(&r.seed),
-            html_escape(&r.ccsim),
-            html_escape(&r.verdict),
-            html_escape(&r.note)
-        ));
-    }
-    table.push_str("</table>\n");
-    let mode = if quick {
-        "<p><b>Quick mode:</b> shortened runs (for tests and CI); figures are indicative, verdicts may differ from full runs.</p>"
-    } else {
-        ""
-    };
-    let html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>ccsim reproduce</title><style>body{{font-family:sans-serif;max-width:1050px;margin:auto}}table{{border-collapse:collapse;margin:0.5em 0}}td,th{{border:1px solid #ccc;padding:3px 7px;font-size:13px}}tr.not-reproduced td{{background:#fdd}}tr.shape td{{background:#eef}}figure{{margin:1em 0}}</style></head><body><h1>ccsim reproduce: scorecard</h1>{mode}{table}{sections}</body></html>\n"
-    );
-    std::fs::write(out.join("report.html"), html).map_err(|x| format!("{}: {x}", out.display()))
-}
-
 /// Run the experiments on up to `jobs` threads; results in the order of `selected`.
 fn run_parallel(selected: &[&Experiment], ctx: &Ctx, jobs: usize) -> Vec<Result<ExpOutput, String>> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -338,7 +321,12 @@ pub fn cmd(a: ReproduceArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    let rows = scorecard(&args, quick, &out, jobs)?;
+    let command = std::iter::once("ccsim reproduce".to_string())
+        .chain(args.iter().cloned())
+        .chain(quick.then(|| "--quick".to_string()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (rows, report) = scorecard(&args, quick, &out, jobs, &command)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
     } else {
@@ -346,7 +334,15 @@ pub fn cmd(a: ReproduceArgs) -> Result<(), String> {
         for r in &rows {
             println!("{:<14} {:<40} {:>12}  {:<15} {}", r.experiment, r.metric, r.ccsim, r.verdict, r.seed);
         }
-        eprintln!("report: {}", out.join("report.html").display());
+        eprintln!("report: {}", report.display());
+    }
+    if report.file_name().is_some_and(|n| n != "report.html") {
+        eprintln!(
+            "a full report is in {}: this {} run's report went beside it, to {}",
+            out.join("report.html").display(),
+            if quick { "quick" } else { "partial" },
+            report.display()
+        );
     }
     Ok(())
 }
@@ -357,8 +353,15 @@ pub fn experiment_names() -> Vec<&'static str> {
 }
 
 /// Run the named experiments (all when `names` is empty), `jobs` at a time, write their results
-/// and `report.html` under `out`, and return the scorecard's rows in catalog order.
-pub fn scorecard(names: &[String], quick: bool, out: &Path, jobs: usize) -> Result<Vec<Row>, String> {
+/// and the report under `out` (`command` is what the report says was run), and return the
+/// scorecard's rows in catalog order and where the report went.
+pub fn scorecard(
+    names: &[String],
+    quick: bool,
+    out: &Path,
+    jobs: usize,
+    command: &str,
+) -> Result<(Vec<Row>, PathBuf), String> {
     let args = names;
     let out = out.to_path_buf();
     let selected: Vec<&Experiment> = if args.is_empty() {
@@ -380,28 +383,35 @@ pub fn scorecard(names: &[String], quick: bool, out: &Path, jobs: usize) -> Resu
     // scorecard and report keep the catalog's order whatever order they finish in.
     let results = run_parallel(&selected, &ctx, jobs);
     let mut rows = Vec::new();
-    let mut sections = String::new();
+    let mut sections = Vec::new();
     for (e, r) in selected.iter().zip(results) {
         let r = r?;
-        sections.push_str(&format!(
+        let head = format!(
             "<h2>{}</h2>\n<p>{}<br>Source: {}<br>Setup: {}</p>\n",
             html_escape(e.name),
             html_escape(e.title),
             html_escape(e.source),
             html_escape(e.setup)
-        ));
-        sections.push_str(&r.html);
+        );
+        sections.push(report::Section { name: e.name.to_string(), html: head + &r.html });
         rows.extend(r.rows);
     }
     if quick {
         // A shortened run's figure is not the seed's experiment: say so where it disagrees.
         for row in rows.iter_mut().filter(|r| r.verdict == "not reproduced") {
-            row.note.push_str(
-                " Quick mode: a shortened run (see the setup); the full run, `ccsim reproduce` without --quick, is \
-                 the comparison with the seed.",
+            let end = row.note.trim_end();
+            row.note = format!(
+                "{end}{} Quick mode: a shortened run (see the setup); the full run, `ccsim reproduce` without \
+                 --quick, is the comparison with the seed.",
+                if end.is_empty() || end.ends_with(['.', '!', '?']) { "" } else { "." }
             );
         }
     }
-    write_report(&out, quick, &rows, &sections)?;
-    Ok(rows)
+    let coverage = match (quick, names.is_empty()) {
+        (true, _) => report::Coverage::Quick,
+        (false, true) => report::Coverage::Full,
+        (false, false) => report::Coverage::Partial,
+    };
+    let path = report::write(&out, coverage, command, &rows, &sections)?;
+    Ok((rows, path))
 }
