@@ -5,13 +5,13 @@
 //! are evaluated on ccsim's `tcp_info`.
 
 use crate::{
-    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, PacketEvent, Script, Syscall, TcpOption,
-    TimeSpec,
+    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, PacketEvent, Script, Stmt, Syscall,
+    TcpOption, TimeSpec,
 };
 use ccsim_cc::{CaState, CcInfo, CcKind};
 use ccsim_engine::SimTime;
 use ccsim_tcp::{Ecn, EcnMode, Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +74,9 @@ struct Runner {
     notes: Vec<String>,
     /// A blocking call that must have completed by this time: (deadline, line, what).
     blocking: Option<(SimTime, u32, &'static str)>,
+    /// Variables assigned by code blocks: packetdrill runs all blocks as one Python
+    /// program, so they persist from block to block.
+    vars: HashMap<String, i64>,
 }
 
 /// The longest a script may run (simulated): every timer loop then ends, whatever the gaps a
@@ -705,11 +708,14 @@ impl Runner {
         Ok(0)
     }
 
-    fn code(&mut self, ev: &Event, asserts: &[crate::Assert], t: SimTime) -> Result<(), Failure> {
+    fn code(&mut self, ev: &Event, stmts: &[Stmt], t: SimTime) -> Result<(), Failure> {
         self.advance(t);
         self.prev = t;
         let info = self.ep(ev)?.tcp_info();
-        let lookup = |name: &str| -> Option<i64> {
+        // Each block sees tcp_info afresh: a tcpi_* name assigned earlier is overwritten.
+        self.vars.retain(|k, _| !k.starts_with("tcpi_"));
+        let mut vars = std::mem::take(&mut self.vars);
+        let info_value = |name: &str| -> Option<i64> {
             if let Some(v) = ca_state_const(name) {
                 return Some(v);
             }
@@ -746,23 +752,77 @@ impl Runner {
                 },
             })
         };
-        for a in asserts {
-            let v = eval(&a.expr, &lookup).map_err(|e| Failure { line: a.line, text: a.text.clone(), msg: e })?;
-            if v == 0 {
-                let m = match &a.message {
-                    Some(CExpr::Ident(n)) => format!("{n} = {}", lookup(n).map_or("?".into(), |v| v.to_string())),
-                    Some(m) => eval_message(m, &lookup).unwrap_or_default(),
-                    None => String::new(),
-                };
-                return Err(Failure {
-                    line: a.line,
-                    text: a.text.clone(),
-                    msg: format!("assertion failed at {}: {m}", fmt_t(t)),
-                });
+        let mut result = Ok(());
+        for st in stmts {
+            let lookup = |name: &str| vars.get(name).copied().or_else(|| info_value(name));
+            match st {
+                Stmt::Assign { line, name, op, expr, text } => {
+                    let err = |msg: String| Failure { line: *line, text: text.clone(), msg };
+                    let v = match eval(expr, &lookup) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            result = Err(err(e));
+                            break;
+                        }
+                    };
+                    let v = match op {
+                        None => Ok(v),
+                        Some(op) => {
+                            let old = lookup(name).ok_or_else(|| format!("unknown identifier '{name}'"));
+                            old.and_then(|old| {
+                                eval(&CExpr::Binary(*op, Box::new(CExpr::Int(old)), Box::new(CExpr::Int(v))), &lookup)
+                            })
+                        }
+                    };
+                    match v {
+                        Ok(v) => {
+                            vars.insert(name.clone(), v);
+                        }
+                        Err(e) => {
+                            result = Err(err(e));
+                            break;
+                        }
+                    }
+                }
+                Stmt::Print { line, args, text } => {
+                    let out: Result<Vec<String>, String> = args.iter().map(|a| eval_message(a, &lookup)).collect();
+                    match out {
+                        Ok(out) => self.notes.push(format!("line {line}: print: {}", out.join(" "))),
+                        Err(e) => {
+                            result = Err(Failure { line: *line, text: text.clone(), msg: e });
+                            break;
+                        }
+                    }
+                }
+                Stmt::Assert(a) => {
+                    if let Err(f) = assert_holds(a, &lookup, t) {
+                        result = Err(f);
+                        break;
+                    }
+                }
             }
         }
-        Ok(())
+        self.vars = vars;
+        result
     }
+}
+
+/// Checks one `assert` statement of a code block run at `t`.
+fn assert_holds(a: &crate::Assert, lookup: &dyn Fn(&str) -> Option<i64>, t: SimTime) -> Result<(), Failure> {
+    let v = eval(&a.expr, lookup).map_err(|e| Failure { line: a.line, text: a.text.clone(), msg: e })?;
+    if v == 0 {
+        let m = match &a.message {
+            Some(CExpr::Ident(n)) => format!("{n} = {}", lookup(n).map_or("?".into(), |v| v.to_string())),
+            Some(m) => eval_message(m, lookup).unwrap_or_default(),
+            None => String::new(),
+        };
+        return Err(Failure {
+            line: a.line,
+            text: a.text.clone(),
+            msg: format!("assertion failed at {}: {m}", fmt_t(t)),
+        });
+    }
+    Ok(())
 }
 
 trait SatAdd {
@@ -787,6 +847,7 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
         ignored: Vec::new(),
         notes: Vec::new(),
         blocking: None,
+        vars: HashMap::new(),
     };
     for o in &script.options {
         if o.name == "tolerance_usecs" {
@@ -832,7 +893,7 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
                 EventKind::Packet(p) if p.dir == Direction::Inbound => r.inbound(ev, p, t),
                 EventKind::Packet(p) => r.outbound(ev, p),
                 EventKind::Syscall(sc) => r.syscall(ev, sc, t),
-                EventKind::Code(c) => r.code(ev, &c.asserts, t),
+                EventKind::Code(c) => r.code(ev, &c.stmts, t),
             }
         })();
         if let Err(f) = res {
