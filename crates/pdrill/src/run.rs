@@ -10,7 +10,7 @@ use crate::{
 };
 use ccsim_cc::{CaState, CcInfo, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Ecn, EcnMode, Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
+use ccsim_tcp::{Ecn, EcnMode, Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions, SEND_SHUTDOWN};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -615,6 +615,7 @@ impl Runner {
             Expr::Ellipsis => None,
             _ => return Err(fail(ev, "unsupported result expression")),
         };
+        let mut errno: Option<&'static str> = None;
         let got: i64 = match sc.name.as_str() {
             "socket" | "bind" => expected.unwrap_or(0),
             "listen" => {
@@ -641,10 +642,17 @@ impl Runner {
             "write" | "send" => {
                 let n =
                     Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
-                let mut v = Vec::new();
-                self.ep(ev)?.write(now, n.max(0) as u64, &mut v);
-                self.collect(now, v);
-                n
+                let ep = self.ep(ev)?;
+                if ep.sk_shutdown() & SEND_SHUTDOWN != 0 {
+                    // tcp_sendmsg_locked: the send side is shut → sk_stream_error, EPIPE.
+                    errno = Some("EPIPE");
+                    -1
+                } else {
+                    let mut v = Vec::new();
+                    ep.write(now, n.max(0) as u64, &mut v);
+                    self.collect(now, v);
+                    n
+                }
             }
             "read" | "recv" => {
                 let n =
@@ -654,13 +662,28 @@ impl Runner {
                 self.collect(now, v);
                 got
             }
-            "close" | "shutdown" => {
+            "close" => {
+                // Closing the listener leaves an accepted connection alone.
+                let fd = Self::int_arg(&sc.args, 0);
+                let listener = self.accept_fd.is_some() && fd != self.accept_fd;
                 let mut v = Vec::new();
-                if let Some(ep) = self.ep.as_mut() {
-                    if ep.is_established() {
-                        ep.close(now, &mut v);
-                    }
+                if let Some(ep) = self.ep.as_mut().filter(|_| !listener) {
+                    ep.app_close(now, &mut v);
                 }
+                self.collect(now, v);
+                0
+            }
+            "shutdown" => {
+                // inet_shutdown: SHUT_RD, SHUT_WR, SHUT_RDWR (0, 1, 2) become how + 1.
+                let how = match sc.args.get(1) {
+                    Some(Expr::Ident(n)) if n == "SHUT_RD" => 0,
+                    Some(Expr::Ident(n)) if n == "SHUT_WR" => 1,
+                    Some(Expr::Ident(n)) if n == "SHUT_RDWR" => 2,
+                    Some(Expr::Int(v @ 0..=2)) => *v as u8,
+                    _ => return Err(fail(ev, "shutdown: how must be SHUT_RD, SHUT_WR or SHUT_RDWR")),
+                };
+                let mut v = Vec::new();
+                self.ep(ev)?.shutdown(now, how + 1, &mut v);
                 self.collect(now, v);
                 0
             }
@@ -671,6 +694,11 @@ impl Runner {
         if let Some(e) = expected {
             if e != got {
                 return Err(fail(ev, format!("{} returned {got}, script expects {e}", sc.name)));
+            }
+        }
+        if let (Some(want), Some(got)) = (&sc.errno, errno) {
+            if want != got {
+                return Err(fail(ev, format!("{} failed with {got}, script expects {want}", sc.name)));
             }
         }
         Ok(())

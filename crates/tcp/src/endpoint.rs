@@ -46,6 +46,10 @@ impl TcpState {
     }
 }
 
+/// `sk_shutdown` bits (`RCV_SHUTDOWN`, `SEND_SHUTDOWN`); `shutdown(how)` sets `how + 1`.
+pub const RCV_SHUTDOWN: u8 = 1;
+pub const SEND_SHUTDOWN: u8 = 2;
+
 // `TCP_SKB_CB(skb)->sacked` bits.
 pub(crate) const SACKED_ACKED: u8 = 0x01;
 pub(crate) const SACKED_RETRANS: u8 = 0x02;
@@ -232,6 +236,11 @@ pub struct Endpoint {
     pub(crate) ack: AckState,
     pub(crate) ecn_seen: bool,
     pub(crate) peer_fin: bool,
+    /// `sk->sk_shutdown`: [`RCV_SHUTDOWN`] and/or [`SEND_SHUTDOWN`].
+    pub(crate) sk_shutdown: u8,
+    /// The socket left the connection tables (`tcp_done`, or `tcp_close` ending in CLOSE): a
+    /// segment that still arrives finds no socket and is answered with a RST.
+    pub(crate) unhashed: bool,
     pub(crate) sack_ok: bool,
     pub(crate) snd_wscale_seen: bool,
     pub(crate) ts_ok: bool,
@@ -353,6 +362,8 @@ impl Endpoint {
             },
             ecn_seen: false,
             peer_fin: false,
+            sk_shutdown: 0,
+            unhashed: false,
             sack_ok: false,
             snd_wscale_seen: false,
             ts_ok: false,
@@ -502,6 +513,45 @@ impl Endpoint {
         self.fin_queued = true;
         if self.is_established() {
             self.push_pending_frames(out);
+        }
+    }
+
+    /// `sk->sk_shutdown` ([`RCV_SHUTDOWN`], [`SEND_SHUTDOWN`]).
+    pub fn sk_shutdown(&self) -> u8 {
+        self.sk_shutdown
+    }
+
+    /// `shutdown(how)` (`inet_shutdown` → `tcp_shutdown`): `how` is [`RCV_SHUTDOWN`],
+    /// [`SEND_SHUTDOWN`] or both. Only the send side acts on the wire: in ESTABLISHED,
+    /// SYN-SENT, SYN-RECV or CLOSE-WAIT a FIN is queued (`tcp_close_state` → `tcp_send_fin`);
+    /// shutting the receive side only makes reads return 0 once the queue is empty.
+    pub fn shutdown(&mut self, now: SimTime, how: u8, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.sk_shutdown |= how & (RCV_SHUTDOWN | SEND_SHUTDOWN);
+        if how & SEND_SHUTDOWN == 0 {
+            return;
+        }
+        if matches!(self.state, TcpState::Established | TcpState::SynSent | TcpState::SynRecv | TcpState::CloseWait) {
+            self.close(now, out);
+        }
+    }
+
+    /// The application's `close()` (`tcp_close` → `__tcp_close`): both directions shut; if
+    /// received data was never read the connection is aborted with a RST
+    /// (`tcp_send_active_reset`, TCPAbortOnClose) and the socket is gone, otherwise a FIN follows
+    /// the queued data (`tcp_close_state` → `tcp_send_fin`; nothing new if one is already queued).
+    pub fn app_close(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.sk_shutdown = RCV_SHUTDOWN | SEND_SHUTDOWN;
+        if self.readable() > 0 && self.is_established() && !matches!(self.state, TcpState::TimeWait) {
+            self.bytes_read = self.stats.bytes_received;
+            self.state = TcpState::Closed;
+            self.send_active_reset(out);
+            self.done();
+            return;
+        }
+        if matches!(self.state, TcpState::Established | TcpState::SynSent | TcpState::SynRecv | TcpState::CloseWait) {
+            self.close(now, out);
         }
     }
 

@@ -446,7 +446,11 @@ impl Endpoint {
                 self.state = match self.state {
                     TcpState::FinWait1 => TcpState::FinWait2,
                     TcpState::Closing => TcpState::TimeWait,
-                    TcpState::LastAck => TcpState::Closed,
+                    TcpState::LastAck => {
+                        // tcp_rcv_state_process, LAST_ACK: tcp_done.
+                        self.unhashed = true;
+                        TcpState::Closed
+                    }
                     other => other,
                 };
             }

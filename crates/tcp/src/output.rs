@@ -474,6 +474,36 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_send_active_reset`: RST|ACK at `tcp_acceptable_seq` (snd_nxt), through
+    /// `tcp_transmit_skb` like any other segment (timestamps included).
+    pub(crate) fn send_active_reset(&mut self, out: &mut Vec<Segment>) {
+        let tstamp_ns = self.departure_stamp();
+        let win = self.select_window();
+        let (seq, ack) = (self.snd_nxt(), self.rcv_nxt());
+        self.push_segment(out, seq, ack, 0, TcpFlags::RST | TcpFlags::ACK, win, Ecn::NotEct, tstamp_ns);
+        self.stats.segs_out += 1;
+    }
+
+    /// `tcp_v4_send_reset`: the answer to a segment that finds no socket. If it carries an ACK
+    /// the RST takes its sequence from that ACK; otherwise the RST is at sequence 0 and ACKs
+    /// everything the segment occupied. No options, window 0. A RST is never answered.
+    pub(crate) fn send_reset_no_socket(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        if seg.flags.has(TcpFlags::RST) {
+            return;
+        }
+        let mut rst = BLANK_SEGMENT;
+        if seg.flags.has(TcpFlags::ACK) {
+            rst.seq = seg.ack;
+            rst.flags = TcpFlags(TcpFlags::RST);
+        } else {
+            let occupied = seg.len + seg.flags.has(TcpFlags::SYN) as u32 + seg.flags.has(TcpFlags::FIN) as u32;
+            rst.ack = seg.seq.wrapping_add(occupied);
+            rst.flags = TcpFlags(TcpFlags::RST | TcpFlags::ACK);
+        }
+        rst.tstamp_ns = self.now.ns();
+        out.push(rst);
+    }
+
     /// `tcp_send_ack`.
     pub(crate) fn send_ack(&mut self, out: &mut Vec<Segment>) {
         let r = self.rcv_nxt();

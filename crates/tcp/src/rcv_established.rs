@@ -30,6 +30,10 @@ impl Endpoint {
         self.set_now(now);
         // tcp_segs_in: a GRO skb counts its segments.
         self.stats.segs_in += self.rx_gso_segs as u64;
+        if self.unhashed {
+            // __inet_lookup_skb finds no socket: tcp_v4_rcv → tcp_v4_send_reset.
+            return self.send_reset_no_socket(seg, out);
+        }
         if seg.flags.has(TcpFlags::RST) {
             return; // resets are not modelled
         }

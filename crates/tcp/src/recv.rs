@@ -135,7 +135,12 @@ impl Endpoint {
             if fin {
                 self.peer_fin = true;
             }
-            self.event_data_recv(seg, out);
+            // Only a segment with payload updates the ACK engine (`if (skb->len)
+            // tcp_event_data_recv`); a bare FIN leaves ato as it was -- 0 before any data, so the
+            // delayed ACK tcp_fin schedules goes out at once.
+            if seg.len > 0 {
+                self.event_data_recv(seg, out);
+            }
             if !self.ofo.is_empty() {
                 self.ofo_queue();
                 // RFC 5681 4.2: ACK at once when a gap is filled.

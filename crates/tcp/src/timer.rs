@@ -184,7 +184,15 @@ impl Endpoint {
     /// send is dropped and its timers stop.
     pub(crate) fn write_err(&mut self) {
         self.stats.write_timeouts += 1;
+        self.done();
+    }
+
+    /// `tcp_done`: the connection is over (CLOSE): its queues are dropped, its timers stop, and
+    /// the socket leaves the connection tables.
+    pub(crate) fn done(&mut self) {
         self.state = TcpState::Closed;
+        self.unhashed = true;
+        self.sk_shutdown = RCV_SHUTDOWN | SEND_SHUTDOWN;
         self.rtx.clear();
         self.tsorted.clear();
         self.unsent = 0;
