@@ -5,7 +5,7 @@
 //! are evaluated on ccsim's `tcp_info`.
 
 use crate::{
-    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, PacketEvent, Script, Stmt, Syscall,
+    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, ExprOp, PacketEvent, Script, Stmt, Syscall,
     TcpOption, TimeSpec,
 };
 use ccsim_cc::{CaState, CcInfo, CcKind};
@@ -77,6 +77,27 @@ struct Runner {
     /// Variables assigned by code blocks: packetdrill runs all blocks as one Python
     /// program, so they persist from block to block.
     vars: HashMap<String, i64>,
+    /// The socket's file status flags (`fcntl` F_GETFL/F_SETFL): O_RDWR, O_NONBLOCK.
+    file_flags: i64,
+}
+
+const O_RDWR: i64 = 0x2;
+const O_NONBLOCK: i64 = 0o4000;
+
+/// The value of a flag expression such as `O_RDWR|O_NONBLOCK`.
+fn flag_value(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int(v) => Some(*v),
+        Expr::Ident(n) => match n.as_str() {
+            "O_RDONLY" => Some(0),
+            "O_WRONLY" => Some(1),
+            "O_RDWR" => Some(O_RDWR),
+            "O_NONBLOCK" => Some(O_NONBLOCK),
+            _ => None,
+        },
+        Expr::BinOp(ExprOp::BitOr, a, b) => Some(flag_value(a)? | flag_value(b)?),
+        _ => None,
+    }
 }
 
 /// The longest a script may run (simulated): every timer loop then ends, whatever the gaps a
@@ -642,10 +663,15 @@ impl Runner {
             "write" | "send" => {
                 let n =
                     Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
+                let null_buf = matches!(sc.args.get(1), Some(Expr::Ident(b)) if b == "NULL");
                 let ep = self.ep(ev)?;
                 if ep.sk_shutdown() & SEND_SHUTDOWN != 0 {
                     // tcp_sendmsg_locked: the send side is shut → sk_stream_error, EPIPE.
                     errno = Some("EPIPE");
+                    -1
+                } else if null_buf && n > 0 {
+                    // Nothing can be copied from the user's buffer: EFAULT.
+                    errno = Some("EFAULT");
                     -1
                 } else {
                     let mut v = Vec::new();
@@ -687,6 +713,22 @@ impl Runner {
                 self.collect(now, v);
                 0
             }
+            "fcntl" => match sc.args.get(1) {
+                // Only the file status flags: the socket is always O_RDWR; O_NONBLOCK is kept
+                // (the runner never blocks a call anyway).
+                Some(Expr::Ident(c)) if c == "F_GETFL" => self.file_flags,
+                Some(Expr::Ident(c)) if c == "F_SETFL" => {
+                    let flags = sc
+                        .args
+                        .get(2)
+                        .and_then(flag_value)
+                        .ok_or_else(|| fail(ev, "fcntl F_SETFL: unsupported flags"))?;
+                    // setfl: the access mode cannot change.
+                    self.file_flags = O_RDWR | (flags & O_NONBLOCK);
+                    0
+                }
+                _ => return Err(fail(ev, "fcntl: only F_GETFL and F_SETFL are supported by ccsim's runner")),
+            },
             "setsockopt" => self.setsockopt(ev, sc)?,
             "getsockopt" => expected.unwrap_or(0),
             other => return Err(fail(ev, format!("system call `{other}` is not supported by ccsim's runner"))),
@@ -739,7 +781,8 @@ impl Runner {
     fn code(&mut self, ev: &Event, stmts: &[Stmt], t: SimTime) -> Result<(), Failure> {
         self.advance(t);
         self.prev = t;
-        let info = self.ep(ev)?.tcp_info();
+        let ep = self.ep(ev)?;
+        let (info, last_data_recv, last_data_sent) = (ep.tcp_info(), ep.last_data_recv_ms(t), ep.last_data_sent_ms(t));
         // Each block sees tcp_info afresh: a tcpi_* name assigned earlier is overwritten.
         self.vars.retain(|k, _| !k.starts_with("tcpi_"));
         let mut vars = std::mem::take(&mut self.vars);
@@ -765,6 +808,8 @@ impl Runner {
                 "tcpi_total_retrans" => info.total_retrans as i64,
                 "tcpi_reordering" => info.reordering as i64,
                 "tcpi_reord_seen" => info.reord_seen as i64,
+                "tcpi_last_data_recv" => last_data_recv as i64,
+                "tcpi_last_data_sent" => last_data_sent as i64,
                 "tcpi_dsack_dups" => info.dsack_dups as i64,
                 "tcpi_bytes_retrans" => info.bytes_retrans as i64,
                 "tcpi_bytes_sent" => info.bytes_sent as i64,
@@ -882,6 +927,7 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
         notes: Vec::new(),
         blocking: None,
         vars: HashMap::new(),
+        file_flags: O_RDWR,
     };
     for o in &script.options {
         if o.name == "tolerance_usecs" {

@@ -71,6 +71,8 @@ impl Endpoint {
         }
         self.ack_syn(seg.ack_num());
         self.state = TcpState::Established;
+        // tcp_finish_connect: icsk_ack.lrcvtime = tcp_jiffies32.
+        self.ack.lrcvtime = self.now.ns();
         self.init_transfer(out);
         // tcp_finish_connect: predict at once only without window scaling.
         if self.snd_wscale == 0 {
@@ -87,6 +89,8 @@ impl Endpoint {
         self.snd_wnd = (seg.win as u32) << self.snd_wscale;
         self.snd_wl1 = seg.seq_num();
         self.state = TcpState::Established;
+        // tcp_create_openreq_child: icsk_ack.lrcvtime = tcp_jiffies32.
+        self.ack.lrcvtime = self.now.ns();
         self.init_transfer(out);
         self.fast_path_on();
     }

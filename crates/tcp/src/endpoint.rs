@@ -550,8 +550,11 @@ impl Endpoint {
             self.done();
             return;
         }
-        if matches!(self.state, TcpState::Established | TcpState::SynSent | TcpState::SynRecv | TcpState::CloseWait) {
-            self.close(now, out);
+        match self.state {
+            // tcp_close_state: SYN-SENT and LISTEN go straight to CLOSE; the socket is gone.
+            TcpState::SynSent | TcpState::Listen => self.done(),
+            TcpState::Established | TcpState::SynRecv | TcpState::CloseWait => self.close(now, out),
+            _ => {}
         }
     }
 
