@@ -79,6 +79,8 @@ struct Runner {
     vars: HashMap<String, i64>,
     /// The socket's file status flags (`fcntl` F_GETFL/F_SETFL): O_RDWR, O_NONBLOCK.
     file_flags: i64,
+    /// TCP_MAXSEG set before the endpoint exists (0: unset).
+    user_mss: u32,
 }
 
 const O_RDWR: i64 = 0x2;
@@ -641,11 +643,14 @@ impl Runner {
             "socket" | "bind" => expected.unwrap_or(0),
             "listen" => {
                 let iss = LOCAL_ISS;
-                self.ep = Some(Endpoint::listen(self.cfg.clone(), iss));
+                let mut ep = Endpoint::listen(self.cfg.clone(), iss);
+                ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
+                self.ep = Some(ep);
                 0
             }
             "connect" => {
                 let mut ep = Endpoint::client(self.cfg.clone(), LOCAL_ISS);
+                ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
                 let mut v = Vec::new();
                 ep.connect(now, &mut v);
                 self.ep = Some(ep);
@@ -757,6 +762,15 @@ impl Runner {
                     self.ignored.push(format!("setsockopt {name} (ccsim buffers are not limited by it)"));
                 }
             }
+            "TCP_MAXSEG" => {
+                let mss = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_MAXSEG needs an integer"))?;
+                self.user_mss = mss.clamp(0, u32::MAX as i64) as u32;
+                if let Some(ep) = self.ep.as_mut() {
+                    if ep.set_user_mss(self.user_mss).is_err() {
+                        return Ok(-1);
+                    }
+                }
+            }
             "TCP_NODELAY" => {
                 let on = Self::int_arg(&sc.args, 3).unwrap_or(1) != 0;
                 self.cfg.nodelay = on;
@@ -783,6 +797,7 @@ impl Runner {
         self.prev = t;
         let ep = self.ep(ev)?;
         let (info, last_data_recv, last_data_sent) = (ep.tcp_info(), ep.last_data_recv_ms(t), ep.last_data_sent_ms(t));
+        let advmss = ep.tcpi_advmss();
         // Each block sees tcp_info afresh: a tcpi_* name assigned earlier is overwritten.
         self.vars.retain(|k, _| !k.starts_with("tcpi_"));
         let mut vars = std::mem::take(&mut self.vars);
@@ -809,6 +824,7 @@ impl Runner {
                 "tcpi_reordering" => info.reordering as i64,
                 "tcpi_reord_seen" => info.reord_seen as i64,
                 "tcpi_last_data_recv" => last_data_recv as i64,
+                "tcpi_advmss" => advmss as i64,
                 "tcpi_last_data_sent" => last_data_sent as i64,
                 "tcpi_dsack_dups" => info.dsack_dups as i64,
                 "tcpi_bytes_retrans" => info.bytes_retrans as i64,
@@ -928,6 +944,7 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
         blocking: None,
         vars: HashMap::new(),
         file_flags: O_RDWR,
+        user_mss: 0,
     };
     for o in &script.options {
         if o.name == "tolerance_usecs" {

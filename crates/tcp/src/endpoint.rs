@@ -175,6 +175,8 @@ pub struct Endpoint {
     pub(crate) snd_wscale: u8,
     pub(crate) snd_wl1: SeqNum,
     pub(crate) mss_clamp: u32,
+    /// `tp->rx_opt.user_mss`: the TCP_MAXSEG socket option (0: unset).
+    pub(crate) user_mss: u32,
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
     pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
@@ -304,6 +306,7 @@ impl Endpoint {
             snd_wl1: SeqNum(0),
             pred_wnd: None,
             mss_clamp: cfg.advmss,
+            user_mss: 0,
             highest_sack: iss,
             high_seq: iss,
             undo: crate::input::UndoState { prior_ssthresh: 0, marker: SeqNum(0), retrans: -1, retrans_stamp: 0 },
@@ -514,6 +517,32 @@ impl Endpoint {
         if self.is_established() {
             self.push_pending_frames(out);
         }
+    }
+
+    /// `setsockopt(TCP_MAXSEG)`: the MSS this socket advertises and accepts is at most `mss`
+    /// (`tp->rx_opt.user_mss`; 0 clears it). Values outside 88..=65535 are refused (EINVAL),
+    /// as `do_tcp_setsockopt` refuses them. It takes effect at the next SYN or SYN-ACK.
+    pub fn set_user_mss(&mut self, mss: u32) -> Result<(), &'static str> {
+        if mss != 0 && !(88..=65535).contains(&mss) {
+            return Err("EINVAL");
+        }
+        self.user_mss = mss;
+        Ok(())
+    }
+
+    /// `tp->advmss` before the timestamp option is taken off: the route's MSS, lowered to
+    /// TCP_MAXSEG when that is set (`tcp_mss_clamp`).
+    pub(crate) fn advmss(&self) -> u32 {
+        if self.user_mss != 0 {
+            self.cfg.advmss.min(self.user_mss)
+        } else {
+            self.cfg.advmss
+        }
+    }
+
+    /// `tcpi_advmss`: `tp->advmss`, less the timestamp option when timestamps are on.
+    pub fn tcpi_advmss(&self) -> u32 {
+        self.advmss() - if self.ts_ok { 12 } else { 0 }
     }
 
     /// `sk->sk_shutdown` ([`RCV_SHUTDOWN`], [`SEND_SHUTDOWN`]).

@@ -513,7 +513,8 @@ impl Endpoint {
     /// SYN or SYN-ACK (`tcp_transmit_skb` for a SYN, with `tcp_syn_options`/`tcp_synack_options`).
     pub(crate) fn transmit_syn(&mut self, seq: SeqNum, out: &mut Vec<Segment>) {
         let mut flags = TcpFlags::SYN;
-        let mut opts = TcpOptions { mss: Some(self.cfg.advmss.min(65535) as u16), ..TcpOptions::default() };
+        // tcp_advertise_mss / tcp_mss_clamp: the route's MSS, lowered to TCP_MAXSEG if that is set.
+        let mut opts = TcpOptions { mss: Some(self.advmss().min(65535) as u16), ..TcpOptions::default() };
         let synack = self.state == TcpState::SynRecv;
         if synack {
             flags |= TcpFlags::ACK;

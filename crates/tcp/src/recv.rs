@@ -292,7 +292,7 @@ impl Endpoint {
         // tcp_measure_rcv_mss: a GRO skb is measured by its segment size.
         let len = if self.rx_gso_size > 0 { self.rx_gso_size } else { seg.len };
         if len >= self.ack.rcv_mss {
-            self.ack.rcv_mss = len.min(self.cfg.advmss);
+            self.ack.rcv_mss = len.min(self.advmss());
         } else if len > 0 {
             if self.ack.pending & ACK_PUSHED != 0 {
                 self.ack.pending |= ACK_PUSHED2;
