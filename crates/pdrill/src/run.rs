@@ -614,6 +614,15 @@ impl Runner {
         Ok(())
     }
 
+    /// Whether a flags argument such as `MSG_EOR` or `MSG_DONTWAIT|MSG_EOR` names `flag`.
+    fn has_flag(e: &Expr, flag: &str) -> bool {
+        match e {
+            Expr::Ident(n) => n == flag,
+            Expr::BinOp(ExprOp::BitOr, a, b) => Self::has_flag(a, flag) || Self::has_flag(b, flag),
+            _ => false,
+        }
+    }
+
     fn int_arg(args: &[Expr], i: usize) -> Option<i64> {
         match args.get(i) {
             Some(Expr::Int(v)) => Some(*v),
@@ -680,7 +689,13 @@ impl Runner {
                     -1
                 } else {
                     let mut v = Vec::new();
-                    ep.write(now, n.max(0) as u64, &mut v);
+                    // send(fd, buf, len, flags): MSG_EOR ends a record.
+                    let eor = sc.name == "send" && sc.args.get(3).is_some_and(|f| Self::has_flag(f, "MSG_EOR"));
+                    if eor {
+                        ep.write_eor(now, n.max(0) as u64, &mut v);
+                    } else {
+                        ep.write(now, n.max(0) as u64, &mut v);
+                    }
                     self.collect(now, v);
                     n
                 }

@@ -164,6 +164,9 @@ pub struct Endpoint {
     /// Bytes written by the application and not yet sent (`u64::MAX`: an endless bulk source).
     pub(crate) unsent: u64,
     pub(crate) fin_queued: bool,
+    /// Ends of MSG_EOR writes not yet sent past (`TCP_SKB_CB(skb)->eor`): no segment is built
+    /// across one, since later data never joins an EOR skb (`tcp_skb_can_collapse_to`).
+    pub(crate) eor_marks: VecDeque<SeqNum>,
     pub(crate) fin_sent: bool,
     pub(crate) rtx: VecDeque<TxSkb>,
     /// `tsorted_sent_queue`: (seq, transmission time) of skbs in send order; entries whose skb
@@ -297,6 +300,7 @@ impl Endpoint {
             write_seq: iss,
             unsent: 0,
             fin_queued: false,
+            eor_marks: VecDeque::new(),
             fin_sent: false,
             rtx: VecDeque::new(),
             tsorted: VecDeque::new(),
@@ -490,6 +494,20 @@ impl Endpoint {
         self.set_now(now);
         self.unsent = self.unsent.saturating_add(bytes);
         self.write_seq += bytes.min(u32::MAX as u64) as u32;
+        if self.is_established() {
+            self.push_pending_frames(out);
+        }
+    }
+
+    /// `send(..., MSG_EOR)`: queue `bytes` more bytes and end the record there: the skb they
+    /// close is marked EOR, so no later write is ever sent in the same segment.
+    pub fn write_eor(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.unsent = self.unsent.saturating_add(bytes);
+        self.write_seq += bytes.min(u32::MAX as u64) as u32;
+        if self.eor_marks.back() != Some(&self.write_seq) {
+            self.eor_marks.push_back(self.write_seq);
+        }
         if self.is_established() {
             self.push_pending_frames(out);
         }

@@ -55,7 +55,18 @@ impl Endpoint {
                 break;
             }
             let mss = self.sk.mss_cache;
-            let len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
+            let mut len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
+            // An EOR skb ends its segment: data beyond the mark is another skb.
+            while self.eor_marks.front().is_some_and(|m| !m.after(self.snd_nxt())) {
+                self.eor_marks.pop_front();
+            }
+            let eor_end = self.eor_marks.front().is_some_and(|&m| !(self.snd_nxt() + len).before(m));
+            if let (true, Some(&m)) = (eor_end, self.eor_marks.front()) {
+                len = m - self.snd_nxt();
+            }
+            // Nagle looks only at the last skb of the write queue (tcp_write_xmit passes
+            // TCP_NAGLE_PUSH for the others).
+            let last_skb = self.unsent == len as u64;
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
             let wnd_end = self.snd_una() + self.snd_wnd;
             if len > 0 && (self.snd_nxt() + len).after(wnd_end) {
@@ -65,6 +76,7 @@ impl Endpoint {
             // segment is unacknowledged.
             if len > 0
                 && len < mss
+                && last_skb
                 && !self.cfg.nodelay
                 && self.sk.packets_out > 0
                 && self.snd_sml.after(self.snd_una())
@@ -82,7 +94,7 @@ impl Endpoint {
             let mut flags = 0u8;
             if len > 0 {
                 self.unsent -= len as u64;
-                if self.unsent == 0 {
+                if self.unsent == 0 || eor_end {
                     flags |= TcpFlags::PSH; // tcp_mark_push on the last segment of a write
                 }
             }
@@ -109,7 +121,7 @@ impl Endpoint {
             self.rtx.push_back(skb);
             self.tsorted.push_back((seq, now));
             self.transmit(seq, len, flags, false, out);
-            if skb_left > 1 {
+            if skb_left > 1 && !eor_end {
                 if let Some(s) = out.last_mut() {
                     s.skb_more = true; // more of this skb follow, unless the loop stops first
                 }
@@ -125,6 +137,8 @@ impl Endpoint {
                 self.snd_sml = end_seq;
             }
             sent += 1;
+            // The EOR skb ends here; what follows starts a new one.
+            skb_left = if eor_end { 1 } else { skb_left };
             skb_left -= 1;
             skb_bytes += len;
             if push_one > 0 {
