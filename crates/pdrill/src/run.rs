@@ -10,7 +10,7 @@ use crate::{
 };
 use ccsim_cc::{CaState, CcInfo, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Ecn, EcnMode, Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions, SEND_SHUTDOWN};
+use ccsim_tcp::{Ecn, EcnMode, Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions, SEND_SHUTDOWN};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -81,6 +81,34 @@ struct Runner {
     file_flags: i64,
     /// TCP_MAXSEG set before the endpoint exists (0: unset).
     user_mss: u32,
+    /// TCP_USER_TIMEOUT set before the endpoint exists (0: unset).
+    user_timeout: u32,
+    /// The test device's root qdisc drops every packet (`tc qdisc ... pfifo limit 0`): the
+    /// endpoint's transmissions fail with NET_XMIT_DROP.
+    qdisc_drop_all: bool,
+}
+
+/// The effect of a shell block made of `tc qdisc` commands on the test device: `Some(true)` when
+/// its root qdisc ends up a pfifo of limit 0 (it drops every packet), `Some(false)` when it ends
+/// up anything else; `None` when the block does something other than `tc qdisc`.
+fn qdisc_drops_all(text: &str) -> Option<bool> {
+    let mut state = None;
+    for cmd in text.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty()) {
+        let words: Vec<&str> = cmd.split_whitespace().filter(|w| !w.starts_with("2>")).collect();
+        if words.len() < 3 || words[0] != "tc" || words[1] != "qdisc" {
+            return None;
+        }
+        state = Some(match words[2] {
+            "del" | "delete" => false,
+            "add" | "replace" | "change" => {
+                let pfifo = words.contains(&"pfifo");
+                let limit0 = words.windows(2).any(|w| w[0] == "limit" && w[1] == "0");
+                pfifo && limit0
+            }
+            _ => return None,
+        });
+    }
+    state
 }
 
 const O_RDWR: i64 = 0x2;
@@ -384,6 +412,14 @@ impl Runner {
         while !segs.is_empty() {
             let mut more = Vec::new();
             for s in segs {
+                if self.qdisc_drop_all {
+                    // The qdisc drops it: a data segment the endpoint did not hold back is
+                    // returned to it as a failed transmission; anything else is just lost.
+                    if let Some(ep) = self.ep.as_mut() {
+                        ep.on_local_drop(t, &s, QdiscDrop::Tail { attempted: true });
+                    }
+                    continue;
+                }
                 if s.len > 0 {
                     if let Some(ep) = self.ep.as_mut() {
                         ep.tsq_release(t, (s.len + s.header_len()) as u64, &mut more);
@@ -654,12 +690,14 @@ impl Runner {
                 let iss = LOCAL_ISS;
                 let mut ep = Endpoint::listen(self.cfg.clone(), iss);
                 ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
+                ep.set_user_timeout(self.user_timeout);
                 self.ep = Some(ep);
                 0
             }
             "connect" => {
                 let mut ep = Endpoint::client(self.cfg.clone(), LOCAL_ISS);
                 ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
+                ep.set_user_timeout(self.user_timeout);
                 let mut v = Vec::new();
                 ep.connect(now, &mut v);
                 self.ep = Some(ep);
@@ -680,8 +718,9 @@ impl Runner {
                 let null_buf = matches!(sc.args.get(1), Some(Expr::Ident(b)) if b == "NULL");
                 let ep = self.ep(ev)?;
                 if ep.sk_shutdown() & SEND_SHUTDOWN != 0 {
-                    // tcp_sendmsg_locked: the send side is shut → sk_stream_error, EPIPE.
-                    errno = Some("EPIPE");
+                    // tcp_sendmsg_locked: a socket error or a shut send side → sk_stream_error:
+                    // the pending error (reported once), else EPIPE.
+                    errno = Some(ep.take_sk_err().unwrap_or("EPIPE"));
                     -1
                 } else if null_buf && n > 0 {
                     // Nothing can be copied from the user's buffer: EFAULT.
@@ -786,6 +825,16 @@ impl Runner {
                     }
                 }
             }
+            "TCP_USER_TIMEOUT" => {
+                let ms = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_USER_TIMEOUT needs an integer"))?;
+                if ms < 0 {
+                    return Ok(-1); // EINVAL
+                }
+                self.user_timeout = ms.min(u32::MAX as i64) as u32;
+                if let Some(ep) = self.ep.as_mut() {
+                    ep.set_user_timeout(self.user_timeout);
+                }
+            }
             "TCP_NODELAY" => {
                 let on = Self::int_arg(&sc.args, 3).unwrap_or(1) != 0;
                 self.cfg.nodelay = on;
@@ -812,7 +861,7 @@ impl Runner {
         self.prev = t;
         let ep = self.ep(ev)?;
         let (info, last_data_recv, last_data_sent) = (ep.tcp_info(), ep.last_data_recv_ms(t), ep.last_data_sent_ms(t));
-        let advmss = ep.tcpi_advmss();
+        let (advmss, probes) = (ep.tcpi_advmss(), ep.probes_out());
         // Each block sees tcp_info afresh: a tcpi_* name assigned earlier is overwritten.
         self.vars.retain(|k, _| !k.starts_with("tcpi_"));
         let mut vars = std::mem::take(&mut self.vars);
@@ -840,6 +889,7 @@ impl Runner {
                 "tcpi_reord_seen" => info.reord_seen as i64,
                 "tcpi_last_data_recv" => last_data_recv as i64,
                 "tcpi_advmss" => advmss as i64,
+                "tcpi_probes" => probes as i64,
                 "tcpi_last_data_sent" => last_data_sent as i64,
                 "tcpi_dsack_dups" => info.dsack_dups as i64,
                 "tcpi_bytes_retrans" => info.bytes_retrans as i64,
@@ -960,6 +1010,8 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
         vars: HashMap::new(),
         file_flags: O_RDWR,
         user_mss: 0,
+        user_timeout: 0,
+        qdisc_drop_all: false,
     };
     for o in &script.options {
         if o.name == "tolerance_usecs" {
@@ -997,6 +1049,11 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
                     // Only settings before the connection exists take effect.
                     if r.ep.is_none() {
                         apply_shell(&mut r.cfg, text, dir, &mut r.ignored, 0);
+                    } else if let Some(drop_all) = qdisc_drops_all(text) {
+                        r.qdisc_drop_all = drop_all;
+                        if let Some(ep) = r.ep.as_mut() {
+                            ep.set_qdisc_room(if drop_all { Some(0) } else { None });
+                        }
                     } else if !matches!(ev.time, TimeSpec::Untimed) {
                         r.ignored.push(format!("line {}: shell command after the socket exists", ev.line));
                     }

@@ -180,6 +180,8 @@ pub struct Endpoint {
     pub(crate) mss_clamp: u32,
     /// `tp->rx_opt.user_mss`: the TCP_MAXSEG socket option (0: unset).
     pub(crate) user_mss: u32,
+    /// `icsk_user_timeout` in ms: the TCP_USER_TIMEOUT socket option (0: unset).
+    pub(crate) user_timeout_ms: u32,
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
     pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
@@ -246,6 +248,8 @@ pub struct Endpoint {
     /// The socket left the connection tables (`tcp_done`, or `tcp_close` ending in CLOSE): a
     /// segment that still arrives finds no socket and is answered with a RST.
     pub(crate) unhashed: bool,
+    /// `sk->sk_err`: the error the connection ended with, reported once to the application.
+    pub(crate) sk_err: Option<&'static str>,
     pub(crate) sack_ok: bool,
     pub(crate) snd_wscale_seen: bool,
     pub(crate) ts_ok: bool,
@@ -311,6 +315,7 @@ impl Endpoint {
             pred_wnd: None,
             mss_clamp: cfg.advmss,
             user_mss: 0,
+            user_timeout_ms: 0,
             highest_sack: iss,
             high_seq: iss,
             undo: crate::input::UndoState { prior_ssthresh: 0, marker: SeqNum(0), retrans: -1, retrans_stamp: 0 },
@@ -337,7 +342,7 @@ impl Endpoint {
                 rtt_seq: iss,
                 min_rtt: MinMax::default(),
             },
-            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0, probes_out: 0 },
+            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0, probes_out: 0, probes_tstamp: None },
             xmit_timer: None,
             pacing_deadline: None,
             rack: crate::rack::RackState {
@@ -371,6 +376,7 @@ impl Endpoint {
             peer_fin: false,
             sk_shutdown: 0,
             unhashed: false,
+            sk_err: None,
             sack_ok: false,
             snd_wscale_seen: false,
             ts_ok: false,
@@ -548,6 +554,12 @@ impl Endpoint {
         Ok(())
     }
 
+    /// `setsockopt(TCP_USER_TIMEOUT)`: give the connection up once data has gone unacknowledged
+    /// for `ms` since its first retransmission (`icsk_user_timeout`; 0 restores `tcp_retries2`).
+    pub fn set_user_timeout(&mut self, ms: u32) {
+        self.user_timeout_ms = ms;
+    }
+
     /// `tp->advmss` before the timestamp option is taken off: the route's MSS, lowered to
     /// TCP_MAXSEG when that is set (`tcp_mss_clamp`).
     pub(crate) fn advmss(&self) -> u32 {
@@ -561,6 +573,12 @@ impl Endpoint {
     /// `tcpi_advmss`: `tp->advmss`, less the timestamp option when timestamps are on.
     pub fn tcpi_advmss(&self) -> u32 {
         self.advmss() - if self.ts_ok { 12 } else { 0 }
+    }
+
+    /// `sock_error`: the pending socket error (its errno name, e.g. `ETIMEDOUT` after
+    /// `tcp_write_err`), cleared as it is reported.
+    pub fn take_sk_err(&mut self) -> Option<&'static str> {
+        self.sk_err.take()
     }
 
     /// `sk->sk_shutdown` ([`RCV_SHUTDOWN`], [`SEND_SHUTDOWN`]).

@@ -69,6 +69,11 @@ impl Endpoint {
         self.jiffies_to_ms_since(now, self.lsndtime)
     }
 
+    /// `tcpi_probes`: zero-window or resource probes sent without an answer (`icsk_probes_out`).
+    pub fn probes_out(&self) -> u32 {
+        self.icsk.probes_out
+    }
+
     fn jiffies_to_ms_since(&self, now: SimTime, then_ns: u64) -> u64 {
         let j = self.cfg.jiffy_ns();
         (now.ns() / j).saturating_sub(then_ns / j) * j / 1_000_000
