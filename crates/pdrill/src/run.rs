@@ -10,7 +10,9 @@ use crate::{
 };
 use ccsim_cc::{CaState, CcInfo, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Ecn, EcnMode, Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions, SEND_SHUTDOWN};
+use ccsim_tcp::{
+    Ecn, EcnMode, Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions, RCV_SHUTDOWN, SEND_SHUTDOWN,
+};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -86,6 +88,8 @@ struct Runner {
     /// The test device's root qdisc drops every packet (`tc qdisc ... pfifo limit 0`): the
     /// endpoint's transmissions fail with NET_XMIT_DROP.
     qdisc_drop_all: bool,
+    /// A blocking accept() or read() still waiting: (event, call, the time it should return).
+    pending: Option<(Event, Syscall, SimTime)>,
 }
 
 /// The effect of a shell block made of `tc qdisc` commands on the test device: `Some(true)` when
@@ -671,12 +675,87 @@ impl Runner {
     }
 
     fn syscall(&mut self, ev: &Event, sc: &Syscall, t: SimTime) -> Result<(), Failure> {
+        // `start...end`: both are relative to the previous event (later events are relative to
+        // the call's start).
+        let blocking_end = match &ev.time {
+            TimeSpec::Blocking { end, .. } => Some(self.resolve(end)),
+            _ => None,
+        };
         self.advance(t);
         self.prev = t;
-        if let TimeSpec::Blocking { end, .. } = &ev.time {
-            let deadline = self.resolve(end);
-            self.blocking = Some((deadline + self.opts.tolerance, ev.line, "connect"));
+        if let Some(deadline) = blocking_end {
+            match sc.name.as_str() {
+                // A blocking accept() or read() that cannot return yet waits (as packetdrill's
+                // syscall thread does) while later events run; it returns when it can.
+                "accept" | "read" | "recv" => {
+                    if !self.can_return(sc) {
+                        if let Some((pev, _, _)) = &self.pending {
+                            return Err(fail(ev, format!("a blocking call (line {}) is still waiting", pev.line)));
+                        }
+                        self.pending = Some((ev.clone(), sc.clone(), deadline));
+                        return Ok(());
+                    }
+                    if deadline > self.now.saturating_add_time(self.opts.tolerance) {
+                        return Err(fail(
+                            ev,
+                            format!(
+                                "{} returned at once, script expects it to block until {}",
+                                sc.name,
+                                fmt_t(deadline)
+                            ),
+                        ));
+                    }
+                }
+                _ => self.blocking = Some((deadline + self.opts.tolerance, ev.line, "connect")),
+            }
         }
+        self.run_call(ev, sc)
+    }
+
+    /// Whether a blocking accept() or read() would return now: a connection is established, or
+    /// there are bytes to read or the receive side is shut (the read returns 0).
+    fn can_return(&self, sc: &Syscall) -> bool {
+        let Some(ep) = self.ep.as_ref() else { return false };
+        match sc.name.as_str() {
+            "accept" => ep.is_established(),
+            _ => ep.readable() > 0 || ep.sk_shutdown() & RCV_SHUTDOWN != 0,
+        }
+    }
+
+    /// Return the waiting blocking call if it can return now, at the time it returns.
+    fn complete_pending(&mut self) -> Result<(), Failure> {
+        let Some((_, sc, _)) = &self.pending else { return Ok(()) };
+        if !self.can_return(sc) {
+            return Ok(());
+        }
+        let (ev, sc, deadline) = self.pending.take().expect("checked");
+        let tol = self.opts.tolerance;
+        if self.now.saturating_add_time(tol) < deadline || self.now > deadline.saturating_add_time(tol) {
+            return Err(fail(
+                &ev,
+                format!("{} returned at {}, script expects {}", sc.name, fmt_t(self.now), fmt_t(deadline)),
+            ));
+        }
+        self.run_call(&ev, &sc)
+    }
+
+    /// A waiting blocking call that should have returned by `t` fails.
+    fn check_pending(&self, t: SimTime) -> Result<(), Failure> {
+        match &self.pending {
+            Some((ev, sc, deadline)) if t > deadline.saturating_add_time(self.opts.tolerance) => Err(fail(
+                ev,
+                format!(
+                    "blocking {} did not return by {}",
+                    sc.name,
+                    fmt_t(deadline.saturating_add_time(self.opts.tolerance))
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Run a system call at the current time and check its result.
+    fn run_call(&mut self, ev: &Event, sc: &Syscall) -> Result<(), Failure> {
         let now = self.now;
         let expected = match &sc.result {
             Expr::Int(v) => Some(*v),
@@ -1012,6 +1091,7 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
         user_mss: 0,
         user_timeout: 0,
         qdisc_drop_all: false,
+        pending: None,
     };
     for o in &script.options {
         if o.name == "tolerance_usecs" {
@@ -1044,6 +1124,9 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
                 ));
             }
             r.check_blocking(t.max(r.now))?;
+            if t != SimTime::MAX {
+                r.check_pending(t.max(r.now))?;
+            }
             match &ev.kind {
                 EventKind::Shell(text) => {
                     // Only settings before the connection exists take effect.
@@ -1063,11 +1146,15 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
                 EventKind::Packet(p) => r.outbound(ev, p),
                 EventKind::Syscall(sc) => r.syscall(ev, sc, t),
                 EventKind::Code(c) => r.code(ev, &c.stmts, t),
-            }
+            }?;
+            r.complete_pending()
         })();
         if let Err(f) = res {
             return (Some(f), r.ignored, r.notes);
         }
+    }
+    if let Some((ev, sc, _)) = &r.pending {
+        return (Some(fail(ev, format!("blocking {} never returned", sc.name))), r.ignored, r.notes);
     }
     (None, r.ignored, r.notes)
 }

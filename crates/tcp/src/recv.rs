@@ -161,6 +161,7 @@ impl Endpoint {
     /// `tcp_fin`: the peer closed its direction.
     fn tcp_fin(&mut self, out: &mut Vec<Segment>) {
         self.schedule_ack();
+        self.sk_shutdown |= RCV_SHUTDOWN;
         match self.state {
             TcpState::SynRecv | TcpState::Established => {
                 // CLOSE_WAIT, and the connection turns interactive (delayed ACK for the FIN).
