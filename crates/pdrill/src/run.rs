@@ -663,6 +663,30 @@ impl Runner {
         }
     }
 
+    /// The total length of a msghdr's `msg_iov(n)=[{..., len}, ...]`.
+    fn iov_total(msg: &Expr) -> Option<i64> {
+        let Expr::Struct(members) = msg else { return None };
+        for m in members {
+            if let Expr::BinOp(ExprOp::Assign, lhs, rhs) = m {
+                if matches!(&**lhs, Expr::Call(n, _) if n == "msg_iov") {
+                    let Expr::List(iovs) = &**rhs else { return None };
+                    let mut total = 0i64;
+                    for iov in iovs {
+                        match iov {
+                            Expr::Struct(f) => match f.last() {
+                                Some(Expr::Int(len)) => total += *len,
+                                _ => return None,
+                            },
+                            _ => return None,
+                        }
+                    }
+                    return Some(total);
+                }
+            }
+        }
+        None
+    }
+
     fn int_arg(args: &[Expr], i: usize) -> Option<i64> {
         match args.get(i) {
             Some(Expr::Int(v)) => Some(*v),
@@ -791,9 +815,20 @@ impl Runner {
                 self.accept_fd = expected;
                 expected.unwrap_or(4)
             }
-            "write" | "send" => {
-                let n =
-                    Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
+            "write" | "send" | "sendmsg" => {
+                // sendmsg(fd, {..., msg_iov(n)=[{..., len}, ...], ...}, flags): the iovecs' total.
+                let (n, flags) = if sc.name == "sendmsg" {
+                    let n = sc
+                        .args
+                        .get(1)
+                        .and_then(Self::iov_total)
+                        .ok_or_else(|| fail(ev, "sendmsg: msg_iov lengths must be integers"))?;
+                    (n, sc.args.get(2))
+                } else {
+                    let n = Self::int_arg(&sc.args, 2)
+                        .ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
+                    (n, if sc.name == "send" { sc.args.get(3) } else { None })
+                };
                 let null_buf = matches!(sc.args.get(1), Some(Expr::Ident(b)) if b == "NULL");
                 let ep = self.ep(ev)?;
                 if ep.sk_shutdown() & SEND_SHUTDOWN != 0 {
@@ -807,12 +842,13 @@ impl Runner {
                     -1
                 } else {
                     let mut v = Vec::new();
-                    // send(fd, buf, len, flags): MSG_EOR ends a record.
-                    let eor = sc.name == "send" && sc.args.get(3).is_some_and(|f| Self::has_flag(f, "MSG_EOR"));
+                    // MSG_EOR ends a record; MSG_MORE corks this send.
+                    let eor = flags.is_some_and(|f| Self::has_flag(f, "MSG_EOR"));
+                    let more = flags.is_some_and(|f| Self::has_flag(f, "MSG_MORE"));
                     if eor {
                         ep.write_eor(now, n.max(0) as u64, &mut v);
                     } else {
-                        ep.write(now, n.max(0) as u64, &mut v);
+                        ep.send(now, n.max(0) as u64, more, &mut v);
                     }
                     self.collect(now, v);
                     n
@@ -914,9 +950,22 @@ impl Runner {
                     ep.set_user_timeout(self.user_timeout);
                 }
             }
-            "TCP_NODELAY" => {
+            "TCP_NODELAY" | "TCP_CORK" => {
                 let on = Self::int_arg(&sc.args, 3).unwrap_or(1) != 0;
-                self.cfg.nodelay = on;
+                let now = self.now;
+                match self.ep.as_mut() {
+                    Some(ep) => {
+                        let mut v = Vec::new();
+                        if name == "TCP_NODELAY" {
+                            ep.set_nodelay(now, on, &mut v);
+                        } else {
+                            ep.set_cork(now, on, &mut v);
+                        }
+                        self.collect(now, v);
+                    }
+                    None if name == "TCP_NODELAY" => self.cfg.nodelay = on,
+                    None => return Err(fail(ev, "TCP_CORK before the connection exists is not supported")),
+                }
             }
             "TCP_CONGESTION" => {
                 let cc = match sc.args.get(3) {

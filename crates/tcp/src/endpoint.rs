@@ -46,6 +46,12 @@ impl TcpState {
     }
 }
 
+/// `tp->nonagle` bits: `TCP_NAGLE_OFF` (TCP_NODELAY), `TCP_NAGLE_CORK` (TCP_CORK, or MSG_MORE for
+/// one send), `TCP_NAGLE_PUSH` (push what is queued once, set by TCP_NODELAY and uncorking).
+pub(crate) const NAGLE_OFF: u8 = 1;
+pub(crate) const NAGLE_CORK: u8 = 2;
+pub(crate) const NAGLE_PUSH: u8 = 4;
+
 /// `sk_shutdown` bits (`RCV_SHUTDOWN`, `SEND_SHUTDOWN`); `shutdown(how)` sets `how + 1`.
 pub const RCV_SHUTDOWN: u8 = 1;
 pub const SEND_SHUTDOWN: u8 = 2;
@@ -182,6 +188,8 @@ pub struct Endpoint {
     pub(crate) user_mss: u32,
     /// `icsk_user_timeout` in ms: the TCP_USER_TIMEOUT socket option (0: unset).
     pub(crate) user_timeout_ms: u32,
+    /// `tp->nonagle` ([`NAGLE_OFF`], [`NAGLE_CORK`], [`NAGLE_PUSH`]).
+    pub(crate) nonagle: u8,
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
     pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
@@ -316,6 +324,7 @@ impl Endpoint {
             mss_clamp: cfg.advmss,
             user_mss: 0,
             user_timeout_ms: 0,
+            nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
             highest_sack: iss,
             high_seq: iss,
             undo: crate::input::UndoState { prior_ssthresh: 0, marker: SeqNum(0), retrans: -1, retrans_stamp: 0 },
@@ -497,10 +506,49 @@ impl Endpoint {
 
     /// `write()`: queue `bytes` more bytes for sending.
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.send(now, bytes, false, out);
+    }
+
+    /// `send(..., MSG_MORE)` when `more`: queue `bytes` more bytes, and push them corked
+    /// (`tcp_push` with TCP_NAGLE_CORK): only full segments leave now; later pushes (an ACK,
+    /// the next write) use the socket's own setting.
+    pub fn send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) {
         self.set_now(now);
+        // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to).
+        if self.unsent == 0 {
+            self.nonagle &= !NAGLE_PUSH;
+        }
         self.unsent = self.unsent.saturating_add(bytes);
         self.write_seq += bytes.min(u32::MAX as u64) as u32;
         if self.is_established() {
+            let nonagle = if more { NAGLE_CORK } else { self.nonagle };
+            self.write_xmit_nonagle(0, nonagle, out);
+        }
+    }
+
+    /// `setsockopt(TCP_NODELAY)` (`__tcp_sock_set_nodelay`): on, Nagle is off and what is queued
+    /// is pushed at once.
+    pub fn set_nodelay(&mut self, now: SimTime, on: bool, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        if on {
+            self.nonagle |= NAGLE_OFF | NAGLE_PUSH;
+            self.push_pending_frames(out);
+        } else {
+            self.nonagle &= !NAGLE_OFF;
+        }
+    }
+
+    /// `setsockopt(TCP_CORK)` (`__tcp_sock_set_cork`): corked, only full segments leave; uncorked,
+    /// what is queued is pushed (at once if TCP_NODELAY is on, else as Nagle allows).
+    pub fn set_cork(&mut self, now: SimTime, on: bool, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        if on {
+            self.nonagle |= NAGLE_CORK;
+        } else {
+            self.nonagle &= !NAGLE_CORK;
+            if self.nonagle & NAGLE_OFF != 0 {
+                self.nonagle |= NAGLE_PUSH;
+            }
             self.push_pending_frames(out);
         }
     }

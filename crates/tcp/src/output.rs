@@ -16,8 +16,16 @@ impl Endpoint {
         self.write_xmit(0, out);
     }
 
-    /// `tcp_write_xmit`. `push_one` = 2: a loss probe, one segment even if cwnd is full.
+    /// `tcp_write_xmit` with the socket's own Nagle setting (`tp->nonagle`).
     pub(crate) fn write_xmit(&mut self, push_one: u8, out: &mut Vec<Segment>) {
+        let nonagle = self.nonagle;
+        self.write_xmit_nonagle(push_one, nonagle, out);
+    }
+
+    /// `tcp_write_xmit`. `push_one` = 1: `tcp_write_wakeup`'s one segment, which no Nagle or cork
+    /// rule holds; 2: a loss probe, one segment even if cwnd is full. `nonagle`: the
+    /// `TCP_NAGLE_*` bits this push runs with.
+    pub(crate) fn write_xmit_nonagle(&mut self, push_one: u8, nonagle: u8, out: &mut Vec<Segment>) {
         if !self.is_established() {
             return;
         }
@@ -34,12 +42,45 @@ impl Endpoint {
             if !has_data && !fin_now {
                 break;
             }
+            let mss = self.sk.mss_cache;
+            let mut len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
+            // An EOR skb ends its segment: data beyond the mark is another skb.
+            while self.eor_marks.front().is_some_and(|m| !m.after(self.snd_nxt())) {
+                self.eor_marks.pop_front();
+            }
+            let eor_end = self.eor_marks.front().is_some_and(|&m| !(self.snd_nxt() + len).before(m));
+            if let (true, Some(&m)) = (eor_end, self.eor_marks.front()) {
+                len = m - self.snd_nxt();
+            }
+            // Nagle looks only at the last skb of the write queue (tcp_write_xmit passes
+            // TCP_NAGLE_PUSH for the others).
+            let last_skb = self.unsent == len as u64;
+            // tcp_nagle_test: only the last skb of the queue is held (the others get
+            // TCP_NAGLE_PUSH), never one carrying the FIN; tcp_nagle_check holds a partial one
+            // while corked, or, Nagle on, while a previous small segment is unacknowledged
+            // (Minshall).
+            let nonagle_here = if last_skb { nonagle } else { NAGLE_PUSH };
+            let carries_fin = self.fin_queued && self.unsent == len as u64;
+            let nagle_holds = len > 0
+                && len < mss
+                && push_one != 1
+                && nonagle_here & NAGLE_PUSH == 0
+                && !carries_fin
+                && (nonagle_here & NAGLE_CORK != 0
+                    || (nonagle_here == 0 && self.sk.packets_out > 0 && self.snd_sml.after(self.snd_una())));
             if skb_left == 0 {
                 self.pacing_after_send(std::mem::take(&mut skb_bytes), skb_prior_wstamp);
                 if self.pacing_blocked() {
                     break;
                 }
                 if self.qdisc_refused && sent > 0 {
+                    break;
+                }
+                // tcp_write_xmit tests cwnd, then Nagle, before TCP Small Queues: an skb Nagle
+                // holds throttles nothing.
+                let cwnd_full =
+                    !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0);
+                if nagle_holds && !cwnd_full {
                     break;
                 }
                 if self.small_queue_check(0) {
@@ -54,33 +95,12 @@ impl Endpoint {
                 is_cwnd_limited = true;
                 break;
             }
-            let mss = self.sk.mss_cache;
-            let mut len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
-            // An EOR skb ends its segment: data beyond the mark is another skb.
-            while self.eor_marks.front().is_some_and(|m| !m.after(self.snd_nxt())) {
-                self.eor_marks.pop_front();
-            }
-            let eor_end = self.eor_marks.front().is_some_and(|&m| !(self.snd_nxt() + len).before(m));
-            if let (true, Some(&m)) = (eor_end, self.eor_marks.front()) {
-                len = m - self.snd_nxt();
-            }
-            // Nagle looks only at the last skb of the write queue (tcp_write_xmit passes
-            // TCP_NAGLE_PUSH for the others).
-            let last_skb = self.unsent == len as u64;
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
             let wnd_end = self.snd_una() + self.snd_wnd;
             if len > 0 && (self.snd_nxt() + len).after(wnd_end) {
                 break;
             }
-            // tcp_nagle_test with the Minshall check: hold a small segment while a previous small
-            // segment is unacknowledged.
-            if len > 0
-                && len < mss
-                && last_skb
-                && !self.cfg.nodelay
-                && self.sk.packets_out > 0
-                && self.snd_sml.after(self.snd_una())
-            {
+            if nagle_holds {
                 break;
             }
             // The skb goes to the host's qdisc, which may refuse it (NET_XMIT_DROP): stop here.
