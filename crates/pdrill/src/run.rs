@@ -931,6 +931,11 @@ impl Runner {
                     self.ignored.push(format!("setsockopt {name} (ccsim buffers are not limited by it)"));
                 }
             }
+            // The IP header's DF bit and DSCP are not modelled; TCP is unaffected by either (a TOS
+            // change only resets the cached route, sk_dst_reset; the ECN bits stay TCP's).
+            "IP_MTU_DISCOVER" | "IP_TOS" => {
+                self.ignored.push(format!("setsockopt {name} (ccsim models no DF bit or DSCP)"));
+            }
             "TCP_MAXSEG" => {
                 let mss = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_MAXSEG needs an integer"))?;
                 self.user_mss = mss.clamp(0, u32::MAX as i64) as u32;
