@@ -995,6 +995,7 @@ impl Runner {
         let ep = self.ep(ev)?;
         let (info, last_data_recv, last_data_sent) = (ep.tcp_info(), ep.last_data_recv_ms(t), ep.last_data_sent_ms(t));
         let (advmss, probes) = (ep.tcpi_advmss(), ep.probes_out());
+        let (busy_time, rwnd_limited, sndbuf_limited) = ep.chrono_stats_us(t);
         // Each block sees tcp_info afresh: a tcpi_* name assigned earlier is overwritten.
         self.vars.retain(|k, _| !k.starts_with("tcpi_"));
         let mut vars = std::mem::take(&mut self.vars);
@@ -1023,6 +1024,9 @@ impl Runner {
                 "tcpi_last_data_recv" => last_data_recv as i64,
                 "tcpi_advmss" => advmss as i64,
                 "tcpi_probes" => probes as i64,
+                "tcpi_busy_time" => busy_time as i64,
+                "tcpi_rwnd_limited" => rwnd_limited as i64,
+                "tcpi_sndbuf_limited" => sndbuf_limited as i64,
                 "tcpi_last_data_sent" => last_data_sent as i64,
                 "tcpi_dsack_dups" => info.dsack_dups as i64,
                 "tcpi_bytes_retrans" => info.bytes_retrans as i64,

@@ -52,6 +52,10 @@ pub(crate) const NAGLE_OFF: u8 = 1;
 pub(crate) const NAGLE_CORK: u8 = 2;
 pub(crate) const NAGLE_PUSH: u8 = 4;
 
+/// `enum tcp_chrono`: what the sender is limited by, in increasing priority (0: not sending).
+pub(crate) const CHRONO_BUSY: u8 = 1;
+pub(crate) const CHRONO_RWND_LIMITED: u8 = 2;
+
 /// `sk_shutdown` bits (`RCV_SHUTDOWN`, `SEND_SHUTDOWN`); `shutdown(how)` sets `how + 1`.
 pub const RCV_SHUTDOWN: u8 = 1;
 pub const SEND_SHUTDOWN: u8 = 2;
@@ -190,6 +194,11 @@ pub struct Endpoint {
     pub(crate) user_timeout_ms: u32,
     /// `tp->nonagle` ([`NAGLE_OFF`], [`NAGLE_CORK`], [`NAGLE_PUSH`]).
     pub(crate) nonagle: u8,
+    /// `tp->chrono_type`, `chrono_start` (in jiffies) and `chrono_stat` (jiffies per type:
+    /// busy, rwnd-limited, sndbuf-limited).
+    pub(crate) chrono_type: u8,
+    pub(crate) chrono_start: u64,
+    pub(crate) chrono_stat: [u64; 3],
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
     pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
@@ -325,6 +334,9 @@ impl Endpoint {
             user_mss: 0,
             user_timeout_ms: 0,
             nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
+            chrono_type: 0,
+            chrono_start: 0,
+            chrono_stat: [0; 3],
             highest_sack: iss,
             high_seq: iss,
             undo: crate::input::UndoState { prior_ssthresh: 0, marker: SeqNum(0), retrans: -1, retrans_stamp: 0 },
@@ -514,9 +526,13 @@ impl Endpoint {
     /// the next write) use the socket's own setting.
     pub fn send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) {
         self.set_now(now);
-        // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to).
+        // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to); the
+        // first skb of an empty write queue starts the busy chrono (tcp_add_write_queue_tail).
         if self.unsent == 0 {
             self.nonagle &= !NAGLE_PUSH;
+            if bytes > 0 {
+                self.chrono_start(CHRONO_BUSY);
+            }
         }
         self.unsent = self.unsent.saturating_add(bytes);
         self.write_seq += bytes.min(u32::MAX as u64) as u32;
@@ -557,6 +573,10 @@ impl Endpoint {
     /// close is marked EOR, so no later write is ever sent in the same segment.
     pub fn write_eor(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         self.set_now(now);
+        if self.unsent == 0 && bytes > 0 {
+            self.nonagle &= !NAGLE_PUSH;
+            self.chrono_start(CHRONO_BUSY);
+        }
         self.unsent = self.unsent.saturating_add(bytes);
         self.write_seq += bytes.min(u32::MAX as u64) as u32;
         if self.eor_marks.back() != Some(&self.write_seq) {
@@ -669,6 +689,45 @@ impl Endpoint {
             TcpState::Established | TcpState::SynRecv | TcpState::CloseWait => self.close(now, out),
             _ => {}
         }
+    }
+
+    /// `tcp_chrono_set`: close the running period, start `new`.
+    fn chrono_set(&mut self, new: u8) {
+        let now = self.now.ns() / self.cfg.jiffy_ns();
+        if self.chrono_type > 0 {
+            self.chrono_stat[self.chrono_type as usize - 1] += now.saturating_sub(self.chrono_start);
+        }
+        self.chrono_start = now;
+        self.chrono_type = new;
+    }
+
+    /// `tcp_chrono_start`: a more interesting limit takes over from the current one.
+    pub(crate) fn chrono_start(&mut self, kind: u8) {
+        if kind > self.chrono_type {
+            self.chrono_set(kind);
+        }
+    }
+
+    /// `tcp_chrono_stop`: with both queues empty the sender is idle; otherwise, if `kind` was the
+    /// limit being timed, it is just busy again.
+    pub(crate) fn chrono_stop(&mut self, kind: u8) {
+        if self.rtx.is_empty() && self.unsent == 0 && (!self.fin_queued || self.fin_sent) {
+            self.chrono_set(0);
+        } else if kind == self.chrono_type {
+            self.chrono_set(CHRONO_BUSY);
+        }
+    }
+
+    /// `tcp_get_info_chrono_stats` at `now`: (`tcpi_busy_time`, `tcpi_rwnd_limited`,
+    /// `tcpi_sndbuf_limited`) in microseconds, counted in whole jiffies.
+    pub fn chrono_stats_us(&self, now: SimTime) -> (u64, u64, u64) {
+        let j = self.cfg.jiffy_ns();
+        let mut st = self.chrono_stat;
+        if self.chrono_type > 0 {
+            st[self.chrono_type as usize - 1] += (now.ns() / j).saturating_sub(self.chrono_start);
+        }
+        let us = |x: u64| x * j / 1000;
+        (us(st[0] + st[1] + st[2]), us(st[1]), us(st[2]))
     }
 
     pub(crate) fn set_now(&mut self, now: SimTime) {

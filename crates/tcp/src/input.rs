@@ -464,6 +464,9 @@ impl Endpoint {
             }
             self.rtx.pop_front();
         }
+        if self.rtx.is_empty() {
+            self.chrono_stop(CHRONO_BUSY);
+        }
         // tcp_rtx_queue_unlink_and_free takes a freed skb off the time-sorted list too. Here
         // RACK's walk skips and drops acknowledged entries, but a flow that never walks (no loss,
         // no ECE) would keep one for every packet it sent: past twice the packets in flight, the

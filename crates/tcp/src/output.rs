@@ -31,6 +31,7 @@ impl Endpoint {
         }
         let mut sent = 0u32;
         let mut is_cwnd_limited = false;
+        let mut is_rwnd_limited = false;
         // Segments left in the current skb and its bytes: a paced sender sends TSO skbs of
         // `tso_segs` segments, each leaving at once, and paces skb by skb.
         let (mut skb_left, mut skb_bytes, mut skb_prior_wstamp) = (0u32, 0u32, 0u64);
@@ -98,6 +99,7 @@ impl Endpoint {
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
             let wnd_end = self.snd_una() + self.snd_wnd;
             if len > 0 && (self.snd_nxt() + len).after(wnd_end) {
+                is_rwnd_limited = true;
                 break;
             }
             if nagle_holds {
@@ -166,6 +168,11 @@ impl Endpoint {
             }
         }
         close_skb(out);
+        if is_rwnd_limited {
+            self.chrono_start(CHRONO_RWND_LIMITED);
+        } else {
+            self.chrono_stop(CHRONO_RWND_LIMITED);
+        }
         self.pacing_after_send(skb_bytes, skb_prior_wstamp);
         if self.unsent == 0 && !is_cwnd_limited {
             self.rate_check_app_limited();
