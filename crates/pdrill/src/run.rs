@@ -261,6 +261,7 @@ fn apply_sysctl(cfg: &mut TcpConfig, name: &str, v: &str) -> bool {
             }
         }
         "tcp_sack" => cfg.sack = n() != 0,
+        "tcp_notsent_lowat" => cfg.notsent_lowat = n().clamp(0, u32::MAX as i64) as u32,
         "tcp_timestamps" => cfg.timestamps = n() != 0,
         "tcp_window_scaling" => cfg.window_scaling = n() != 0,
         "tcp_slow_start_after_idle" => cfg.slow_start_after_idle = n() != 0,
@@ -711,7 +712,7 @@ impl Runner {
             match sc.name.as_str() {
                 // A blocking accept() or read() that cannot return yet waits (as packetdrill's
                 // syscall thread does) while later events run; it returns when it can.
-                "accept" | "read" | "recv" => {
+                "accept" | "read" | "recv" | "poll" => {
                     if !self.can_return(sc) {
                         if let Some((pev, _, _)) = &self.pending {
                             return Err(fail(ev, format!("a blocking call (line {}) is still waiting", pev.line)));
@@ -742,8 +743,31 @@ impl Runner {
         let Some(ep) = self.ep.as_ref() else { return false };
         match sc.name.as_str() {
             "accept" => ep.is_established(),
+            "poll" => Self::poll_ready(ep, sc) > 0,
             _ => ep.readable() > 0 || ep.sk_shutdown() & RCV_SHUTDOWN != 0,
         }
+    }
+
+    /// `poll([{fd=.., events=POLLIN|POLLOUT, ...}], ...)` on the connection: how many entries
+    /// have an event (`tcp_poll`: POLLIN with data or EOF, POLLOUT while writable).
+    fn poll_ready(ep: &Endpoint, sc: &Syscall) -> i64 {
+        let Some(Expr::List(fds)) = sc.args.first() else { return 0 };
+        let mut ready = 0;
+        for pfd in fds {
+            let Expr::Struct(members) = pfd else { continue };
+            let events = members.iter().find_map(|m| match m {
+                Expr::BinOp(ExprOp::Assign, k, v) if matches!(&**k, Expr::Ident(n) if n == "events") => Some(&**v),
+                _ => None,
+            });
+            let Some(events) = events else { continue };
+            let pollin =
+                Self::has_flag(events, "POLLIN") && (ep.readable() > 0 || ep.sk_shutdown() & RCV_SHUTDOWN != 0);
+            let pollout = Self::has_flag(events, "POLLOUT") && ep.is_established() && ep.writable();
+            if pollin || pollout {
+                ready += 1;
+            }
+        }
+        ready
     }
 
     /// Return the waiting blocking call if it can return now, at the time it returns.
@@ -794,6 +818,8 @@ impl Runner {
                 let mut ep = Endpoint::listen(self.cfg.clone(), iss);
                 ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
                 ep.set_user_timeout(self.user_timeout);
+                // packetdrill's tun device orphans each skb it takes.
+                ep.set_tx_orphan(true);
                 self.ep = Some(ep);
                 0
             }
@@ -801,6 +827,8 @@ impl Runner {
                 let mut ep = Endpoint::client(self.cfg.clone(), LOCAL_ISS);
                 ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
                 ep.set_user_timeout(self.user_timeout);
+                // packetdrill's tun device orphans each skb it takes.
+                ep.set_tx_orphan(true);
                 let mut v = Vec::new();
                 ep.connect(now, &mut v);
                 self.ep = Some(ep);
@@ -830,6 +858,7 @@ impl Runner {
                     (n, if sc.name == "send" { sc.args.get(3) } else { None })
                 };
                 let null_buf = matches!(sc.args.get(1), Some(Expr::Ident(b)) if b == "NULL");
+                let nonblocking = self.file_flags & O_NONBLOCK != 0;
                 let ep = self.ep(ev)?;
                 if ep.sk_shutdown() & SEND_SHUTDOWN != 0 {
                     // tcp_sendmsg_locked: a socket error or a shut send side → sk_stream_error:
@@ -845,13 +874,24 @@ impl Runner {
                     // MSG_EOR ends a record; MSG_MORE corks this send.
                     let eor = flags.is_some_and(|f| Self::has_flag(f, "MSG_EOR"));
                     let more = flags.is_some_and(|f| Self::has_flag(f, "MSG_MORE"));
-                    if eor {
+                    let taken = if eor {
                         ep.write_eor(now, n.max(0) as u64, &mut v);
+                        n
+                    } else if nonblocking {
+                        // A non-blocking write takes what the not-sent limit allows.
+                        let taken = ep.write_nonblocking(now, n.max(0) as u64, more, &mut v) as i64;
+                        if taken == 0 && n > 0 {
+                            errno = Some("EAGAIN");
+                            -1
+                        } else {
+                            taken
+                        }
                     } else {
                         ep.send(now, n.max(0) as u64, more, &mut v);
-                    }
+                        n
+                    };
                     self.collect(now, v);
-                    n
+                    taken
                 }
             }
             "read" | "recv" => {
@@ -903,6 +943,7 @@ impl Runner {
                 }
                 _ => return Err(fail(ev, "fcntl: only F_GETFL and F_SETFL are supported by ccsim's runner")),
             },
+            "poll" => Self::poll_ready(self.ep(ev)?, sc),
             "setsockopt" => self.setsockopt(ev, sc)?,
             "getsockopt" => expected.unwrap_or(0),
             other => return Err(fail(ev, format!("system call `{other}` is not supported by ccsim's runner"))),
@@ -953,6 +994,13 @@ impl Runner {
                 self.user_timeout = ms.min(u32::MAX as i64) as u32;
                 if let Some(ep) = self.ep.as_mut() {
                     ep.set_user_timeout(self.user_timeout);
+                }
+            }
+            "TCP_NOTSENT_LOWAT" => {
+                let v = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_NOTSENT_LOWAT needs an integer"))?;
+                match self.ep.as_mut() {
+                    Some(ep) => ep.set_notsent_lowat(v.clamp(0, u32::MAX as i64) as u32),
+                    None => return Err(fail(ev, "TCP_NOTSENT_LOWAT before the connection exists is not supported")),
                 }
             }
             "TCP_NODELAY" | "TCP_CORK" => {

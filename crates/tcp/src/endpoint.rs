@@ -197,6 +197,12 @@ pub struct Endpoint {
     /// `tp->chrono_type`, `chrono_start` (in jiffies) and `chrono_stat` (jiffies per type:
     /// busy, rwnd-limited, sndbuf-limited).
     pub(crate) chrono_type: u8,
+    /// `tp->notsent_lowat` (TCP_NOTSENT_LOWAT; 0: the sysctl's value).
+    pub(crate) notsent_lowat: u32,
+    /// Bytes of the unsent tail skb (what a write may still append to it), and the largest
+    /// window the peer has offered (`tp->max_window`), for the write path's size goal.
+    pub(crate) tail_skb_len: u64,
+    pub(crate) max_window: u32,
     pub(crate) chrono_start: u64,
     pub(crate) chrono_stat: [u64; 3],
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
@@ -223,6 +229,9 @@ pub struct Endpoint {
     /// Bytes of this socket's data segments still in the host's queue or NIC
     /// (`sk_wmem_alloc` as TCP Small Queues sees it), and whether TSQ stopped the sender.
     pub(crate) tsq_bytes: u64,
+    /// The device frees each skb as it takes it (a tun device orphans them): the socket's
+    /// data never waits in the host, so TCP Small Queues never throttle it.
+    pub(crate) tx_orphan: bool,
     pub(crate) tsq_throttled: bool,
     /// The host's qdisc refused a segment and none of this socket's packets has left the NIC
     /// since: try one skb per call, as Linux stops at the first NET_XMIT_DROP.
@@ -335,6 +344,9 @@ impl Endpoint {
             user_timeout_ms: 0,
             nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
             chrono_type: 0,
+            notsent_lowat: 0,
+            tail_skb_len: 0,
+            max_window: 0,
             chrono_start: 0,
             chrono_stat: [0; 3],
             highest_sack: iss,
@@ -351,6 +363,7 @@ impl Endpoint {
             snd_sml: iss,
             first_tx_ns: 0,
             tsq_bytes: 0,
+            tx_orphan: false,
             tsq_throttled: false,
             qdisc_refused: false,
             qdisc_room: None,
@@ -540,6 +553,98 @@ impl Endpoint {
             let nonagle = if more { NAGLE_CORK } else { self.nonagle };
             self.write_xmit_nonagle(0, nonagle, out);
         }
+    }
+
+    /// The host's device frees each skb at transmit (`skb_orphan`, as a tun device does): no
+    /// bytes of this socket wait in the host, so TCP Small Queues never hold it back.
+    pub fn set_tx_orphan(&mut self, on: bool) {
+        self.tx_orphan = on;
+        if on {
+            self.tsq_bytes = 0;
+        }
+    }
+
+    /// `setsockopt(TCP_NOTSENT_LOWAT)`: 0 falls back to `net.ipv4.tcp_notsent_lowat`.
+    pub fn set_notsent_lowat(&mut self, bytes: u32) {
+        self.notsent_lowat = bytes;
+    }
+
+    /// `tcp_notsent_lowat`: the socket's limit, else the sysctl's; None when unlimited.
+    pub fn effective_notsent_lowat(&self) -> Option<u32> {
+        let v = if self.notsent_lowat != 0 { self.notsent_lowat } else { self.cfg.notsent_lowat };
+        (v != 0).then_some(v)
+    }
+
+    /// `tcp_poll`'s POLLOUT with a not-sent limit: `__sk_stream_memory_free(sk, 1)`, twice the
+    /// unsent bytes below the limit (ccsim's send buffer is otherwise unbounded).
+    pub fn writable(&self) -> bool {
+        match self.effective_notsent_lowat() {
+            Some(lowat) => self.unsent.saturating_mul(2) < lowat as u64,
+            None => true,
+        }
+    }
+
+    /// `tcp_xmit_size_goal`: the size an skb of written data grows to, half the largest window
+    /// the peer offered (`tcp_bound_to_half_wnd`, at most GSO's 64 KB) in whole MSS.
+    fn size_goal(&mut self) -> u64 {
+        self.max_window = self.max_window.max(self.snd_wnd);
+        let mss = self.sk.mss_cache.max(1) as u64;
+        let gso_max = 65_536u64;
+        let cutoff = if self.max_window > 536 { self.max_window as u64 / 2 } else { self.max_window as u64 };
+        let goal = if cutoff > 0 && gso_max > cutoff { cutoff.max(68) } else { gso_max };
+        (goal / mss * mss).max(mss)
+    }
+
+    /// A non-blocking `write()` as `tcp_sendmsg_locked` runs it when a not-sent limit is set:
+    /// data joins the tail skb up to the size goal, a new skb is started only while fewer than
+    /// the limit's bytes wait unsent (`sk_stream_memory_free`), a full skb at the head of the
+    /// queue is pushed at once (`tcp_push_one`), the rest by `tcp_push`. Returns the bytes
+    /// taken (0: EAGAIN). Without a limit the whole write is taken.
+    pub fn write_nonblocking(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) -> u64 {
+        let Some(lowat) = self.effective_notsent_lowat() else {
+            self.send(now, bytes, more, out);
+            return bytes;
+        };
+        self.set_now(now);
+        let goal = self.size_goal();
+        self.tail_skb_len = self.tail_skb_len.min(self.unsent);
+        if self.eor_marks.back() == Some(&self.write_seq) {
+            self.tail_skb_len = 0; // an EOR skb takes nothing more
+        }
+        let mut copied = 0u64;
+        while copied < bytes {
+            if self.tail_skb_len == 0 || self.tail_skb_len >= goal {
+                // new_segment: sk_stream_memory_free (tcp_stream_memory_free, wake 0).
+                if self.unsent >= lowat as u64 {
+                    break;
+                }
+                if self.unsent == 0 {
+                    self.nonagle &= !NAGLE_PUSH;
+                    self.chrono_start(CHRONO_BUSY);
+                }
+                self.tail_skb_len = 0;
+            }
+            let copy = (goal - self.tail_skb_len).min(bytes - copied);
+            self.unsent += copy;
+            self.write_seq += copy as u32;
+            self.tail_skb_len += copy;
+            copied += copy;
+            if self.tail_skb_len < goal {
+                continue;
+            }
+            // A full skb: tcp_push_one when it is the send head.
+            if self.unsent == self.tail_skb_len && self.is_established() {
+                self.write_xmit_nonagle(0, NAGLE_PUSH, out);
+                self.tail_skb_len = self.tail_skb_len.min(self.unsent);
+            }
+        }
+        if copied > 0 && self.is_established() {
+            // tcp_push
+            let nonagle = if more { NAGLE_CORK } else { self.nonagle };
+            self.write_xmit_nonagle(0, nonagle, out);
+            self.tail_skb_len = self.tail_skb_len.min(self.unsent);
+        }
+        copied
     }
 
     /// `setsockopt(TCP_NODELAY)` (`__tcp_sock_set_nodelay`): on, Nagle is off and what is queued

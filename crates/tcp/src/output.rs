@@ -412,7 +412,7 @@ impl Endpoint {
         let win = self.select_window();
         let tstamp_ns = self.departure_stamp();
         let seg = self.push_segment(out, seq, self.rcv_nxt(), len, flags, win, ecn, tstamp_ns);
-        if len > 0 {
+        if len > 0 && !self.tx_orphan {
             self.tsq_bytes += (len + seg.header_len()) as u64;
         }
         self.stats.segs_out += 1;
