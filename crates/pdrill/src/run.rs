@@ -922,9 +922,13 @@ impl Runner {
                     Some(Expr::Int(v @ 0..=2)) => *v as u8,
                     _ => return Err(fail(ev, "shutdown: how must be SHUT_RD, SHUT_WR or SHUT_RDWR")),
                 };
-                let mut v = Vec::new();
-                self.ep(ev)?.shutdown(now, how + 1, &mut v);
-                self.collect(now, v);
+                // Shutting the listener leaves an accepted connection alone.
+                let fd = Self::int_arg(&sc.args, 0);
+                if self.accept_fd.is_none() || fd == self.accept_fd {
+                    let mut v = Vec::new();
+                    self.ep(ev)?.shutdown(now, how + 1, &mut v);
+                    self.collect(now, v);
+                }
                 0
             }
             "fcntl" => match sc.args.get(1) {

@@ -761,15 +761,26 @@ impl Endpoint {
 
     /// `shutdown(how)` (`inet_shutdown` → `tcp_shutdown`): `how` is [`RCV_SHUTDOWN`],
     /// [`SEND_SHUTDOWN`] or both. Only the send side acts on the wire: in ESTABLISHED,
-    /// SYN-SENT, SYN-RECV or CLOSE-WAIT a FIN is queued (`tcp_close_state` → `tcp_send_fin`);
-    /// shutting the receive side only makes reads return 0 once the queue is empty.
+    /// SYN-RECV or CLOSE-WAIT a FIN is queued (`tcp_close_state` → `tcp_send_fin`); shutting
+    /// the receive side only makes reads return 0 once the queue is empty. A connect still in
+    /// SYN-SENT is disconnected.
     pub fn shutdown(&mut self, now: SimTime, how: u8, out: &mut Vec<Segment>) {
         self.set_now(now);
+        // inet_shutdown: a connect still in SYN-SENT (or a listener shut for reading) is
+        // disconnected instead (tcp_disconnect: CLOSE, ECONNRESET, no RST from SYN-SENT).
+        if self.state == TcpState::SynSent || (self.state == TcpState::Listen && how & RCV_SHUTDOWN != 0) {
+            if self.state == TcpState::SynSent {
+                self.sk_err = Some("ECONNRESET");
+            }
+            self.done();
+            return;
+        }
         self.sk_shutdown |= how & (RCV_SHUTDOWN | SEND_SHUTDOWN);
         if how & SEND_SHUTDOWN == 0 {
             return;
         }
-        if matches!(self.state, TcpState::Established | TcpState::SynSent | TcpState::SynRecv | TcpState::CloseWait) {
+        // tcp_shutdown: tcp_close_state → tcp_send_fin.
+        if matches!(self.state, TcpState::Established | TcpState::SynRecv | TcpState::CloseWait) {
             self.close(now, out);
         }
     }
