@@ -1,9 +1,9 @@
-//! `%{ ... }%` code blocks: a small Python subset (assert statements on
-//! integer expressions) and its evaluator.
+//! `%{ ... }%` code blocks: a small Python subset (assert, assignment and
+//! print statements on integer expressions) and its evaluator.
 
 use crate::lexer::LineIndex;
 use crate::parser::{snippet, MAX_DEPTH};
-use crate::{Assert, BinaryOp, CExpr, CodeBlock, ParseError, UnaryOp};
+use crate::{Assert, BinaryOp, CExpr, CodeBlock, ParseError, Stmt, UnaryOp};
 
 #[derive(Debug, Clone, PartialEq)]
 enum PTok {
@@ -199,36 +199,98 @@ fn int_literal(text: &str) -> PTok {
 /// (at byte `to`).
 pub(crate) fn parse_code_block(src: &str, lines: &LineIndex, from: usize, to: usize) -> Result<CodeBlock, ParseError> {
     let toks = tokenize(src, from, to);
-    let mut asserts = Vec::new();
+    let mut stmts = Vec::new();
     // Split into statements: logical lines, then ';'.
     let mut stmt_start = 0;
     for (k, t) in toks.iter().enumerate() {
         if matches!(t.tok, PTok::Newline | PTok::Op(";")) {
             if k > stmt_start {
-                if let Some(a) = statement(src, lines, &toks[stmt_start..k])? {
-                    asserts.push(a);
+                if let Some(st) = statement(src, lines, &toks[stmt_start..k])? {
+                    stmts.push(st);
                 }
             }
             stmt_start = k + 1;
         }
     }
-    Ok(CodeBlock { asserts, raw: src[from..to].to_string() })
+    let asserts = stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Assert(a) => Some(a.clone()),
+            _ => None,
+        })
+        .collect();
+    Ok(CodeBlock { asserts, stmts, raw: src[from..to].to_string() })
 }
 
-fn statement(src: &str, lines: &LineIndex, toks: &[PToken]) -> Result<Option<Assert>, ParseError> {
+/// The operator of an augmented assignment (`+=` gives `Add`).
+fn augmented_op(op: &str) -> Option<BinaryOp> {
+    Some(match op {
+        "+=" => BinaryOp::Add,
+        "-=" => BinaryOp::Sub,
+        "*=" => BinaryOp::Mul,
+        "/=" => BinaryOp::Div,
+        "//=" => BinaryOp::FloorDiv,
+        "%=" => BinaryOp::Mod,
+        "**=" => BinaryOp::Pow,
+        "&=" => BinaryOp::BitAnd,
+        "|=" => BinaryOp::BitOr,
+        "^=" => BinaryOp::BitXor,
+        "<<=" => BinaryOp::Shl,
+        ">>=" => BinaryOp::Shr,
+        _ => return None,
+    })
+}
+
+fn statement(src: &str, lines: &LineIndex, toks: &[PToken]) -> Result<Option<Stmt>, ParseError> {
     let Some(first) = toks.first() else { return Ok(None) };
     let last = &toks[toks.len() - 1];
     let text = src[first.start..last.end.max(first.start)].trim().to_string();
-    if first.tok != PTok::Name("assert".into()) {
-        return Err(lines.error(
-            first.start,
-            format!(
-                "unsupported statement in code block (only 'assert' statements are supported): {}",
-                snippet_line(&text)
-            ),
-        ));
-    }
+    let line = lines.pos(first.start).0;
     let mut p = PParser { lines, toks, pos: 1, nest: 0, end: last.end };
+    let name = match &first.tok {
+        PTok::Name(n) => Some(n.as_str()),
+        _ => None,
+    };
+    let second = toks.get(1).map(|t| &t.tok);
+    match (name, second) {
+        (Some("assert"), _) => {}
+        (Some("print"), Some(PTok::Op("("))) => {
+            p.pos = 2;
+            let mut args = Vec::new();
+            while !p.peek_op(")") {
+                args.push(p.expr()?.0);
+                if p.peek_op(",") {
+                    p.pos += 1;
+                } else if !p.peek_op(")") {
+                    return Err(p.unexpected("in print() (expected ',' or ')')"));
+                }
+            }
+            p.pos += 1;
+            if p.pos < toks.len() {
+                return Err(p.unexpected("after print()"));
+            }
+            return Ok(Some(Stmt::Print { line, args, text }));
+        }
+        (Some(n), Some(PTok::Op(op))) if !KEYWORDS.contains(&n) && (*op == "=" || augmented_op(op).is_some()) => {
+            let op = augmented_op(op);
+            p.pos = 2;
+            let (expr, _) = p.expr()?;
+            if p.pos < toks.len() {
+                return Err(p.unexpected("after the assignment"));
+            }
+            return Ok(Some(Stmt::Assign { line, name: n.to_string(), op, expr, text }));
+        }
+        _ => {
+            return Err(lines.error(
+                first.start,
+                format!(
+                    "unsupported statement in code block (only assert, assignment and print statements are \
+                     supported): {}",
+                    snippet_line(&text)
+                ),
+            ))
+        }
+    }
     let (expr, _) = p.expr()?;
     let message = if p.peek_op(",") {
         p.pos += 1;
@@ -239,7 +301,7 @@ fn statement(src: &str, lines: &LineIndex, toks: &[PToken]) -> Result<Option<Ass
     if p.pos < toks.len() {
         return Err(p.unexpected("after the assert"));
     }
-    Ok(Some(Assert { line: lines.pos(first.start).0, expr, message, text }))
+    Ok(Some(Stmt::Assert(Assert { line, expr, message, text })))
 }
 
 fn snippet_line(text: &str) -> String {

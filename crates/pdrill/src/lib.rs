@@ -8,7 +8,7 @@
 //! * a system call with its expected result:
 //!   `0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3`;
 //! * a shell command in backticks (possibly spanning lines);
-//! * a `%{ ... }%` block of Python asserts on `tcp_info` fields.
+//! * a `%{ ... }%` block of Python (asserts, integer assignments, print) on `tcp_info` fields.
 //!
 //! [`parse`] turns a script into a [`Script`]; it never panics, and every
 //! malformed script gives a [`ParseError`] with a 1-based line and column.
@@ -138,7 +138,7 @@ pub enum EventKind {
     /// A shell command: the text between the backticks, verbatim (no escape
     /// processing, newlines kept).
     Shell(String),
-    /// A `%{ ... }%` block of Python asserts.
+    /// A `%{ ... }%` block of Python statements.
     Code(CodeBlock),
 }
 
@@ -267,8 +267,10 @@ pub enum ExprOp {
 /// A `%{ ... }%` code block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodeBlock {
-    /// The assert statements, in order.
+    /// The assert statements, in order (also among [`CodeBlock::stmts`]).
     pub asserts: Vec<Assert>,
+    /// Every statement (asserts, assignments, prints), in order.
+    pub stmts: Vec<Stmt>,
     /// The text between `%{` and `}%`, verbatim.
     pub raw: String,
 }
@@ -287,6 +289,33 @@ pub struct Assert {
     /// excluded), trimmed,
     /// e.g. `assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd`.
     pub text: String,
+}
+
+/// One statement of a code block. As packetdrill runs the blocks as one
+/// Python program, a variable assigned in one block is seen by later ones;
+/// the `tcpi_*` names are refreshed from `tcp_info` at each block.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// `assert expr[, message]`.
+    Assert(Assert),
+    /// `name = expr`, or an augmented assignment `name op= expr` (`op` set).
+    Assign {
+        /// 1-based script line of the statement.
+        line: u32,
+        name: String,
+        op: Option<BinaryOp>,
+        expr: CExpr,
+        /// The statement's source text, trimmed.
+        text: String,
+    },
+    /// `print(expr, ...)`: each argument evaluated as an assert message is.
+    Print {
+        /// 1-based script line of the statement.
+        line: u32,
+        args: Vec<CExpr>,
+        /// The statement's source text, trimmed.
+        text: String,
+    },
 }
 
 /// A Python-like integer expression of an assert.

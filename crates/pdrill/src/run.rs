@@ -5,13 +5,15 @@
 //! are evaluated on ccsim's `tcp_info`.
 
 use crate::{
-    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, PacketEvent, Script, Syscall, TcpOption,
-    TimeSpec,
+    eval, eval_message, CExpr, Direction, EcnSpec, Event, EventKind, Expr, ExprOp, PacketEvent, Script, Stmt, Syscall,
+    TcpOption, TimeSpec,
 };
 use ccsim_cc::{CaState, CcInfo, CcKind};
 use ccsim_engine::SimTime;
-use ccsim_tcp::{Ecn, EcnMode, Endpoint, Segment, TcpConfig, TcpFlags, TcpOptions};
-use std::collections::VecDeque;
+use ccsim_tcp::{
+    Ecn, EcnMode, Endpoint, QdiscDrop, Segment, TcpConfig, TcpFlags, TcpOptions, RCV_SHUTDOWN, SEND_SHUTDOWN,
+};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +76,62 @@ struct Runner {
     notes: Vec<String>,
     /// A blocking call that must have completed by this time: (deadline, line, what).
     blocking: Option<(SimTime, u32, &'static str)>,
+    /// Variables assigned by code blocks: packetdrill runs all blocks as one Python
+    /// program, so they persist from block to block.
+    vars: HashMap<String, i64>,
+    /// The socket's file status flags (`fcntl` F_GETFL/F_SETFL): O_RDWR, O_NONBLOCK.
+    file_flags: i64,
+    /// TCP_MAXSEG set before the endpoint exists (0: unset).
+    user_mss: u32,
+    /// TCP_USER_TIMEOUT set before the endpoint exists (0: unset).
+    user_timeout: u32,
+    /// The test device's root qdisc drops every packet (`tc qdisc ... pfifo limit 0`): the
+    /// endpoint's transmissions fail with NET_XMIT_DROP.
+    qdisc_drop_all: bool,
+    /// A blocking accept() or read() still waiting: (event, call, the time it should return).
+    pending: Option<(Event, Syscall, SimTime)>,
+}
+
+/// The effect of a shell block made of `tc qdisc` commands on the test device: `Some(true)` when
+/// its root qdisc ends up a pfifo of limit 0 (it drops every packet), `Some(false)` when it ends
+/// up anything else; `None` when the block does something other than `tc qdisc`.
+fn qdisc_drops_all(text: &str) -> Option<bool> {
+    let mut state = None;
+    for cmd in text.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty()) {
+        let words: Vec<&str> = cmd.split_whitespace().filter(|w| !w.starts_with("2>")).collect();
+        if words.len() < 3 || words[0] != "tc" || words[1] != "qdisc" {
+            return None;
+        }
+        state = Some(match words[2] {
+            "del" | "delete" => false,
+            "add" | "replace" | "change" => {
+                let pfifo = words.contains(&"pfifo");
+                let limit0 = words.windows(2).any(|w| w[0] == "limit" && w[1] == "0");
+                pfifo && limit0
+            }
+            _ => return None,
+        });
+    }
+    state
+}
+
+const O_RDWR: i64 = 0x2;
+const O_NONBLOCK: i64 = 0o4000;
+
+/// The value of a flag expression such as `O_RDWR|O_NONBLOCK`.
+fn flag_value(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int(v) => Some(*v),
+        Expr::Ident(n) => match n.as_str() {
+            "O_RDONLY" => Some(0),
+            "O_WRONLY" => Some(1),
+            "O_RDWR" => Some(O_RDWR),
+            "O_NONBLOCK" => Some(O_NONBLOCK),
+            _ => None,
+        },
+        Expr::BinOp(ExprOp::BitOr, a, b) => Some(flag_value(a)? | flag_value(b)?),
+        _ => None,
+    }
 }
 
 /// The longest a script may run (simulated): every timer loop then ends, whatever the gaps a
@@ -203,6 +261,7 @@ fn apply_sysctl(cfg: &mut TcpConfig, name: &str, v: &str) -> bool {
             }
         }
         "tcp_sack" => cfg.sack = n() != 0,
+        "tcp_notsent_lowat" => cfg.notsent_lowat = n().clamp(0, u32::MAX as i64) as u32,
         "tcp_timestamps" => cfg.timestamps = n() != 0,
         "tcp_window_scaling" => cfg.window_scaling = n() != 0,
         "tcp_slow_start_after_idle" => cfg.slow_start_after_idle = n() != 0,
@@ -358,6 +417,14 @@ impl Runner {
         while !segs.is_empty() {
             let mut more = Vec::new();
             for s in segs {
+                if self.qdisc_drop_all {
+                    // The qdisc drops it: a data segment the endpoint did not hold back is
+                    // returned to it as a failed transmission; anything else is just lost.
+                    if let Some(ep) = self.ep.as_mut() {
+                        ep.on_local_drop(t, &s, QdiscDrop::Tail { attempted: true });
+                    }
+                    continue;
+                }
                 if s.len > 0 {
                     if let Some(ep) = self.ep.as_mut() {
                         ep.tsq_release(t, (s.len + s.header_len()) as u64, &mut more);
@@ -588,6 +655,39 @@ impl Runner {
         Ok(())
     }
 
+    /// Whether a flags argument such as `MSG_EOR` or `MSG_DONTWAIT|MSG_EOR` names `flag`.
+    fn has_flag(e: &Expr, flag: &str) -> bool {
+        match e {
+            Expr::Ident(n) => n == flag,
+            Expr::BinOp(ExprOp::BitOr, a, b) => Self::has_flag(a, flag) || Self::has_flag(b, flag),
+            _ => false,
+        }
+    }
+
+    /// The total length of a msghdr's `msg_iov(n)=[{..., len}, ...]`.
+    fn iov_total(msg: &Expr) -> Option<i64> {
+        let Expr::Struct(members) = msg else { return None };
+        for m in members {
+            if let Expr::BinOp(ExprOp::Assign, lhs, rhs) = m {
+                if matches!(&**lhs, Expr::Call(n, _) if n == "msg_iov") {
+                    let Expr::List(iovs) = &**rhs else { return None };
+                    let mut total = 0i64;
+                    for iov in iovs {
+                        match iov {
+                            Expr::Struct(f) => match f.last() {
+                                Some(Expr::Int(len)) => total += *len,
+                                _ => return None,
+                            },
+                            _ => return None,
+                        }
+                    }
+                    return Some(total);
+                }
+            }
+        }
+        None
+    }
+
     fn int_arg(args: &[Expr], i: usize) -> Option<i64> {
         match args.get(i) {
             Some(Expr::Int(v)) => Some(*v),
@@ -600,27 +700,135 @@ impl Runner {
     }
 
     fn syscall(&mut self, ev: &Event, sc: &Syscall, t: SimTime) -> Result<(), Failure> {
+        // `start...end`: both are relative to the previous event (later events are relative to
+        // the call's start).
+        let blocking_end = match &ev.time {
+            TimeSpec::Blocking { end, .. } => Some(self.resolve(end)),
+            _ => None,
+        };
         self.advance(t);
         self.prev = t;
-        if let TimeSpec::Blocking { end, .. } = &ev.time {
-            let deadline = self.resolve(end);
-            self.blocking = Some((deadline + self.opts.tolerance, ev.line, "connect"));
+        if let Some(deadline) = blocking_end {
+            match sc.name.as_str() {
+                // A blocking accept() or read() that cannot return yet waits (as packetdrill's
+                // syscall thread does) while later events run; it returns when it can.
+                "accept" | "read" | "recv" | "poll" => {
+                    if !self.can_return(sc) {
+                        if let Some((pev, _, _)) = &self.pending {
+                            return Err(fail(ev, format!("a blocking call (line {}) is still waiting", pev.line)));
+                        }
+                        self.pending = Some((ev.clone(), sc.clone(), deadline));
+                        return Ok(());
+                    }
+                    if deadline > self.now.saturating_add_time(self.opts.tolerance) {
+                        return Err(fail(
+                            ev,
+                            format!(
+                                "{} returned at once, script expects it to block until {}",
+                                sc.name,
+                                fmt_t(deadline)
+                            ),
+                        ));
+                    }
+                }
+                _ => self.blocking = Some((deadline + self.opts.tolerance, ev.line, "connect")),
+            }
         }
+        self.run_call(ev, sc)
+    }
+
+    /// Whether a blocking accept() or read() would return now: a connection is established, or
+    /// there are bytes to read or the receive side is shut (the read returns 0).
+    fn can_return(&self, sc: &Syscall) -> bool {
+        let Some(ep) = self.ep.as_ref() else { return false };
+        match sc.name.as_str() {
+            "accept" => ep.is_established(),
+            "poll" => Self::poll_ready(ep, sc) > 0,
+            _ => ep.readable() > 0 || ep.sk_shutdown() & RCV_SHUTDOWN != 0,
+        }
+    }
+
+    /// `poll([{fd=.., events=POLLIN|POLLOUT, ...}], ...)` on the connection: how many entries
+    /// have an event (`tcp_poll`: POLLIN with data or EOF, POLLOUT while writable).
+    fn poll_ready(ep: &Endpoint, sc: &Syscall) -> i64 {
+        let Some(Expr::List(fds)) = sc.args.first() else { return 0 };
+        let mut ready = 0;
+        for pfd in fds {
+            let Expr::Struct(members) = pfd else { continue };
+            let events = members.iter().find_map(|m| match m {
+                Expr::BinOp(ExprOp::Assign, k, v) if matches!(&**k, Expr::Ident(n) if n == "events") => Some(&**v),
+                _ => None,
+            });
+            let Some(events) = events else { continue };
+            let pollin =
+                Self::has_flag(events, "POLLIN") && (ep.readable() > 0 || ep.sk_shutdown() & RCV_SHUTDOWN != 0);
+            let pollout = Self::has_flag(events, "POLLOUT") && ep.is_established() && ep.writable();
+            if pollin || pollout {
+                ready += 1;
+            }
+        }
+        ready
+    }
+
+    /// Return the waiting blocking call if it can return now, at the time it returns.
+    fn complete_pending(&mut self) -> Result<(), Failure> {
+        let Some((_, sc, _)) = &self.pending else { return Ok(()) };
+        if !self.can_return(sc) {
+            return Ok(());
+        }
+        let (ev, sc, deadline) = self.pending.take().expect("checked");
+        let tol = self.opts.tolerance;
+        if self.now.saturating_add_time(tol) < deadline || self.now > deadline.saturating_add_time(tol) {
+            return Err(fail(
+                &ev,
+                format!("{} returned at {}, script expects {}", sc.name, fmt_t(self.now), fmt_t(deadline)),
+            ));
+        }
+        self.run_call(&ev, &sc)
+    }
+
+    /// A waiting blocking call that should have returned by `t` fails.
+    fn check_pending(&self, t: SimTime) -> Result<(), Failure> {
+        match &self.pending {
+            Some((ev, sc, deadline)) if t > deadline.saturating_add_time(self.opts.tolerance) => Err(fail(
+                ev,
+                format!(
+                    "blocking {} did not return by {}",
+                    sc.name,
+                    fmt_t(deadline.saturating_add_time(self.opts.tolerance))
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Run a system call at the current time and check its result.
+    fn run_call(&mut self, ev: &Event, sc: &Syscall) -> Result<(), Failure> {
         let now = self.now;
         let expected = match &sc.result {
             Expr::Int(v) => Some(*v),
             Expr::Ellipsis => None,
             _ => return Err(fail(ev, "unsupported result expression")),
         };
+        let mut errno: Option<&'static str> = None;
         let got: i64 = match sc.name.as_str() {
             "socket" | "bind" => expected.unwrap_or(0),
             "listen" => {
                 let iss = LOCAL_ISS;
-                self.ep = Some(Endpoint::listen(self.cfg.clone(), iss));
+                let mut ep = Endpoint::listen(self.cfg.clone(), iss);
+                ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
+                ep.set_user_timeout(self.user_timeout);
+                // packetdrill's tun device orphans each skb it takes.
+                ep.set_tx_orphan(true);
+                self.ep = Some(ep);
                 0
             }
             "connect" => {
                 let mut ep = Endpoint::client(self.cfg.clone(), LOCAL_ISS);
+                ep.set_user_mss(self.user_mss).map_err(|e| fail(ev, format!("TCP_MAXSEG: {e}")))?;
+                ep.set_user_timeout(self.user_timeout);
+                // packetdrill's tun device orphans each skb it takes.
+                ep.set_tx_orphan(true);
                 let mut v = Vec::new();
                 ep.connect(now, &mut v);
                 self.ep = Some(ep);
@@ -635,13 +843,56 @@ impl Runner {
                 self.accept_fd = expected;
                 expected.unwrap_or(4)
             }
-            "write" | "send" => {
-                let n =
-                    Self::int_arg(&sc.args, 2).ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
-                let mut v = Vec::new();
-                self.ep(ev)?.write(now, n.max(0) as u64, &mut v);
-                self.collect(now, v);
-                n
+            "write" | "send" | "sendmsg" => {
+                // sendmsg(fd, {..., msg_iov(n)=[{..., len}, ...], ...}, flags): the iovecs' total.
+                let (n, flags) = if sc.name == "sendmsg" {
+                    let n = sc
+                        .args
+                        .get(1)
+                        .and_then(Self::iov_total)
+                        .ok_or_else(|| fail(ev, "sendmsg: msg_iov lengths must be integers"))?;
+                    (n, sc.args.get(2))
+                } else {
+                    let n = Self::int_arg(&sc.args, 2)
+                        .ok_or_else(|| fail(ev, "write: the byte count must be an integer"))?;
+                    (n, if sc.name == "send" { sc.args.get(3) } else { None })
+                };
+                let null_buf = matches!(sc.args.get(1), Some(Expr::Ident(b)) if b == "NULL");
+                let nonblocking = self.file_flags & O_NONBLOCK != 0;
+                let ep = self.ep(ev)?;
+                if ep.sk_shutdown() & SEND_SHUTDOWN != 0 {
+                    // tcp_sendmsg_locked: a socket error or a shut send side → sk_stream_error:
+                    // the pending error (reported once), else EPIPE.
+                    errno = Some(ep.take_sk_err().unwrap_or("EPIPE"));
+                    -1
+                } else if null_buf && n > 0 {
+                    // Nothing can be copied from the user's buffer: EFAULT.
+                    errno = Some("EFAULT");
+                    -1
+                } else {
+                    let mut v = Vec::new();
+                    // MSG_EOR ends a record; MSG_MORE corks this send.
+                    let eor = flags.is_some_and(|f| Self::has_flag(f, "MSG_EOR"));
+                    let more = flags.is_some_and(|f| Self::has_flag(f, "MSG_MORE"));
+                    let taken = if eor {
+                        ep.write_eor(now, n.max(0) as u64, &mut v);
+                        n
+                    } else if nonblocking {
+                        // A non-blocking write takes what the not-sent limit allows.
+                        let taken = ep.write_nonblocking(now, n.max(0) as u64, more, &mut v) as i64;
+                        if taken == 0 && n > 0 {
+                            errno = Some("EAGAIN");
+                            -1
+                        } else {
+                            taken
+                        }
+                    } else {
+                        ep.send(now, n.max(0) as u64, more, &mut v);
+                        n
+                    };
+                    self.collect(now, v);
+                    taken
+                }
             }
             "read" | "recv" => {
                 let n =
@@ -651,16 +902,52 @@ impl Runner {
                 self.collect(now, v);
                 got
             }
-            "close" | "shutdown" => {
+            "close" => {
+                // Closing the listener leaves an accepted connection alone.
+                let fd = Self::int_arg(&sc.args, 0);
+                let listener = self.accept_fd.is_some() && fd != self.accept_fd;
                 let mut v = Vec::new();
-                if let Some(ep) = self.ep.as_mut() {
-                    if ep.is_established() {
-                        ep.close(now, &mut v);
-                    }
+                if let Some(ep) = self.ep.as_mut().filter(|_| !listener) {
+                    ep.app_close(now, &mut v);
                 }
                 self.collect(now, v);
                 0
             }
+            "shutdown" => {
+                // inet_shutdown: SHUT_RD, SHUT_WR, SHUT_RDWR (0, 1, 2) become how + 1.
+                let how = match sc.args.get(1) {
+                    Some(Expr::Ident(n)) if n == "SHUT_RD" => 0,
+                    Some(Expr::Ident(n)) if n == "SHUT_WR" => 1,
+                    Some(Expr::Ident(n)) if n == "SHUT_RDWR" => 2,
+                    Some(Expr::Int(v @ 0..=2)) => *v as u8,
+                    _ => return Err(fail(ev, "shutdown: how must be SHUT_RD, SHUT_WR or SHUT_RDWR")),
+                };
+                // Shutting the listener leaves an accepted connection alone.
+                let fd = Self::int_arg(&sc.args, 0);
+                if self.accept_fd.is_none() || fd == self.accept_fd {
+                    let mut v = Vec::new();
+                    self.ep(ev)?.shutdown(now, how + 1, &mut v);
+                    self.collect(now, v);
+                }
+                0
+            }
+            "fcntl" => match sc.args.get(1) {
+                // Only the file status flags: the socket is always O_RDWR; O_NONBLOCK is kept
+                // (the runner never blocks a call anyway).
+                Some(Expr::Ident(c)) if c == "F_GETFL" => self.file_flags,
+                Some(Expr::Ident(c)) if c == "F_SETFL" => {
+                    let flags = sc
+                        .args
+                        .get(2)
+                        .and_then(flag_value)
+                        .ok_or_else(|| fail(ev, "fcntl F_SETFL: unsupported flags"))?;
+                    // setfl: the access mode cannot change.
+                    self.file_flags = O_RDWR | (flags & O_NONBLOCK);
+                    0
+                }
+                _ => return Err(fail(ev, "fcntl: only F_GETFL and F_SETFL are supported by ccsim's runner")),
+            },
+            "poll" => Self::poll_ready(self.ep(ev)?, sc),
             "setsockopt" => self.setsockopt(ev, sc)?,
             "getsockopt" => expected.unwrap_or(0),
             other => return Err(fail(ev, format!("system call `{other}` is not supported by ccsim's runner"))),
@@ -668,6 +955,11 @@ impl Runner {
         if let Some(e) = expected {
             if e != got {
                 return Err(fail(ev, format!("{} returned {got}, script expects {e}", sc.name)));
+            }
+        }
+        if let (Some(want), Some(got)) = (&sc.errno, errno) {
+            if want != got {
+                return Err(fail(ev, format!("{} failed with {got}, script expects {want}", sc.name)));
             }
         }
         Ok(())
@@ -684,9 +976,53 @@ impl Runner {
                     self.ignored.push(format!("setsockopt {name} (ccsim buffers are not limited by it)"));
                 }
             }
-            "TCP_NODELAY" => {
+            // The IP header's DF bit and DSCP are not modelled; TCP is unaffected by either (a TOS
+            // change only resets the cached route, sk_dst_reset; the ECN bits stay TCP's).
+            "IP_MTU_DISCOVER" | "IP_TOS" => {
+                self.ignored.push(format!("setsockopt {name} (ccsim models no DF bit or DSCP)"));
+            }
+            "TCP_MAXSEG" => {
+                let mss = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_MAXSEG needs an integer"))?;
+                self.user_mss = mss.clamp(0, u32::MAX as i64) as u32;
+                if let Some(ep) = self.ep.as_mut() {
+                    if ep.set_user_mss(self.user_mss).is_err() {
+                        return Ok(-1);
+                    }
+                }
+            }
+            "TCP_USER_TIMEOUT" => {
+                let ms = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_USER_TIMEOUT needs an integer"))?;
+                if ms < 0 {
+                    return Ok(-1); // EINVAL
+                }
+                self.user_timeout = ms.min(u32::MAX as i64) as u32;
+                if let Some(ep) = self.ep.as_mut() {
+                    ep.set_user_timeout(self.user_timeout);
+                }
+            }
+            "TCP_NOTSENT_LOWAT" => {
+                let v = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "TCP_NOTSENT_LOWAT needs an integer"))?;
+                match self.ep.as_mut() {
+                    Some(ep) => ep.set_notsent_lowat(v.clamp(0, u32::MAX as i64) as u32),
+                    None => return Err(fail(ev, "TCP_NOTSENT_LOWAT before the connection exists is not supported")),
+                }
+            }
+            "TCP_NODELAY" | "TCP_CORK" => {
                 let on = Self::int_arg(&sc.args, 3).unwrap_or(1) != 0;
-                self.cfg.nodelay = on;
+                let now = self.now;
+                match self.ep.as_mut() {
+                    Some(ep) => {
+                        let mut v = Vec::new();
+                        if name == "TCP_NODELAY" {
+                            ep.set_nodelay(now, on, &mut v);
+                        } else {
+                            ep.set_cork(now, on, &mut v);
+                        }
+                        self.collect(now, v);
+                    }
+                    None if name == "TCP_NODELAY" => self.cfg.nodelay = on,
+                    None => return Err(fail(ev, "TCP_CORK before the connection exists is not supported")),
+                }
             }
             "TCP_CONGESTION" => {
                 let cc = match sc.args.get(3) {
@@ -705,11 +1041,17 @@ impl Runner {
         Ok(0)
     }
 
-    fn code(&mut self, ev: &Event, asserts: &[crate::Assert], t: SimTime) -> Result<(), Failure> {
+    fn code(&mut self, ev: &Event, stmts: &[Stmt], t: SimTime) -> Result<(), Failure> {
         self.advance(t);
         self.prev = t;
-        let info = self.ep(ev)?.tcp_info();
-        let lookup = |name: &str| -> Option<i64> {
+        let ep = self.ep(ev)?;
+        let (info, last_data_recv, last_data_sent) = (ep.tcp_info(), ep.last_data_recv_ms(t), ep.last_data_sent_ms(t));
+        let (advmss, probes) = (ep.tcpi_advmss(), ep.probes_out());
+        let (busy_time, rwnd_limited, sndbuf_limited) = ep.chrono_stats_us(t);
+        // Each block sees tcp_info afresh: a tcpi_* name assigned earlier is overwritten.
+        self.vars.retain(|k, _| !k.starts_with("tcpi_"));
+        let mut vars = std::mem::take(&mut self.vars);
+        let info_value = |name: &str| -> Option<i64> {
             if let Some(v) = ca_state_const(name) {
                 return Some(v);
             }
@@ -730,6 +1072,19 @@ impl Runner {
                 "tcpi_retrans" => info.retrans as i64,
                 "tcpi_total_retrans" => info.total_retrans as i64,
                 "tcpi_reordering" => info.reordering as i64,
+                "tcpi_reord_seen" => info.reord_seen as i64,
+                "tcpi_last_data_recv" => last_data_recv as i64,
+                "tcpi_advmss" => advmss as i64,
+                "tcpi_probes" => probes as i64,
+                "tcpi_busy_time" => busy_time as i64,
+                "tcpi_rwnd_limited" => rwnd_limited as i64,
+                "tcpi_sndbuf_limited" => sndbuf_limited as i64,
+                "tcpi_last_data_sent" => last_data_sent as i64,
+                "tcpi_dsack_dups" => info.dsack_dups as i64,
+                "tcpi_bytes_retrans" => info.bytes_retrans as i64,
+                "tcpi_bytes_sent" => info.bytes_sent as i64,
+                "tcpi_segs_out" => info.segs_out as i64,
+                "tcpi_segs_in" => info.segs_in as i64,
                 "tcpi_delivered" => info.delivered as i64,
                 "tcpi_delivered_ce" => info.delivered_ce as i64,
                 "tcpi_pacing_rate" => info.pacing_rate as i64,
@@ -746,23 +1101,77 @@ impl Runner {
                 },
             })
         };
-        for a in asserts {
-            let v = eval(&a.expr, &lookup).map_err(|e| Failure { line: a.line, text: a.text.clone(), msg: e })?;
-            if v == 0 {
-                let m = match &a.message {
-                    Some(CExpr::Ident(n)) => format!("{n} = {}", lookup(n).map_or("?".into(), |v| v.to_string())),
-                    Some(m) => eval_message(m, &lookup).unwrap_or_default(),
-                    None => String::new(),
-                };
-                return Err(Failure {
-                    line: a.line,
-                    text: a.text.clone(),
-                    msg: format!("assertion failed at {}: {m}", fmt_t(t)),
-                });
+        let mut result = Ok(());
+        for st in stmts {
+            let lookup = |name: &str| vars.get(name).copied().or_else(|| info_value(name));
+            match st {
+                Stmt::Assign { line, name, op, expr, text } => {
+                    let err = |msg: String| Failure { line: *line, text: text.clone(), msg };
+                    let v = match eval(expr, &lookup) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            result = Err(err(e));
+                            break;
+                        }
+                    };
+                    let v = match op {
+                        None => Ok(v),
+                        Some(op) => {
+                            let old = lookup(name).ok_or_else(|| format!("unknown identifier '{name}'"));
+                            old.and_then(|old| {
+                                eval(&CExpr::Binary(*op, Box::new(CExpr::Int(old)), Box::new(CExpr::Int(v))), &lookup)
+                            })
+                        }
+                    };
+                    match v {
+                        Ok(v) => {
+                            vars.insert(name.clone(), v);
+                        }
+                        Err(e) => {
+                            result = Err(err(e));
+                            break;
+                        }
+                    }
+                }
+                Stmt::Print { line, args, text } => {
+                    let out: Result<Vec<String>, String> = args.iter().map(|a| eval_message(a, &lookup)).collect();
+                    match out {
+                        Ok(out) => self.notes.push(format!("line {line}: print: {}", out.join(" "))),
+                        Err(e) => {
+                            result = Err(Failure { line: *line, text: text.clone(), msg: e });
+                            break;
+                        }
+                    }
+                }
+                Stmt::Assert(a) => {
+                    if let Err(f) = assert_holds(a, &lookup, t) {
+                        result = Err(f);
+                        break;
+                    }
+                }
             }
         }
-        Ok(())
+        self.vars = vars;
+        result
     }
+}
+
+/// Checks one `assert` statement of a code block run at `t`.
+fn assert_holds(a: &crate::Assert, lookup: &dyn Fn(&str) -> Option<i64>, t: SimTime) -> Result<(), Failure> {
+    let v = eval(&a.expr, lookup).map_err(|e| Failure { line: a.line, text: a.text.clone(), msg: e })?;
+    if v == 0 {
+        let m = match &a.message {
+            Some(CExpr::Ident(n)) => format!("{n} = {}", lookup(n).map_or("?".into(), |v| v.to_string())),
+            Some(m) => eval_message(m, lookup).unwrap_or_default(),
+            None => String::new(),
+        };
+        return Err(Failure {
+            line: a.line,
+            text: a.text.clone(),
+            msg: format!("assertion failed at {}: {m}", fmt_t(t)),
+        });
+    }
+    Ok(())
 }
 
 trait SatAdd {
@@ -787,6 +1196,12 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
         ignored: Vec::new(),
         notes: Vec::new(),
         blocking: None,
+        vars: HashMap::new(),
+        file_flags: O_RDWR,
+        user_mss: 0,
+        user_timeout: 0,
+        qdisc_drop_all: false,
+        pending: None,
     };
     for o in &script.options {
         if o.name == "tolerance_usecs" {
@@ -819,11 +1234,19 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
                 ));
             }
             r.check_blocking(t.max(r.now))?;
+            if t != SimTime::MAX {
+                r.check_pending(t.max(r.now))?;
+            }
             match &ev.kind {
                 EventKind::Shell(text) => {
                     // Only settings before the connection exists take effect.
                     if r.ep.is_none() {
                         apply_shell(&mut r.cfg, text, dir, &mut r.ignored, 0);
+                    } else if let Some(drop_all) = qdisc_drops_all(text) {
+                        r.qdisc_drop_all = drop_all;
+                        if let Some(ep) = r.ep.as_mut() {
+                            ep.set_qdisc_room(if drop_all { Some(0) } else { None });
+                        }
                     } else if !matches!(ev.time, TimeSpec::Untimed) {
                         r.ignored.push(format!("line {}: shell command after the socket exists", ev.line));
                     }
@@ -832,12 +1255,16 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
                 EventKind::Packet(p) if p.dir == Direction::Inbound => r.inbound(ev, p, t),
                 EventKind::Packet(p) => r.outbound(ev, p),
                 EventKind::Syscall(sc) => r.syscall(ev, sc, t),
-                EventKind::Code(c) => r.code(ev, &c.asserts, t),
-            }
+                EventKind::Code(c) => r.code(ev, &c.stmts, t),
+            }?;
+            r.complete_pending()
         })();
         if let Err(f) = res {
             return (Some(f), r.ignored, r.notes);
         }
+    }
+    if let Some((ev, sc, _)) = &r.pending {
+        return (Some(fail(ev, format!("blocking {} never returned", sc.name))), r.ignored, r.notes);
     }
     (None, r.ignored, r.notes)
 }

@@ -71,18 +71,46 @@ fn errors_come_in_source_order() {
 
 #[test]
 fn code_block_rejects_other_python_statements() {
-    let src = format!("{PRE}+0 %{{\nassert tcpi_snd_cwnd == 10\n\n# a comment\nprint(tcpi_snd_cwnd)\n}}%\n");
+    let src = format!("{PRE}+0 %{{\nassert tcpi_snd_cwnd == 10\n\n# a comment\nif tcpi_snd_cwnd: pass\n}}%\n");
     let e = err(&src, 7, 1, "unsupported statement");
-    assert!(e.msg.contains("print(tcpi_snd_cwnd)"), "{e}");
-    err("0 %{ cwnd = 10 }%\n", 1, 6, "cwnd = 10");
-    err("0 %{\n  assert x == 1;  cwnd += 1\n}%\n", 2, 19, "cwnd += 1");
+    assert!(e.msg.contains("if tcpi_snd_cwnd: pass"), "{e}");
+    err("0 %{ a.b = 10 }%\n", 1, 6, "a.b = 10");
+    err("0 %{\n  assert x == 1;  cwnd @= 1\n}%\n", 2, 19, "cwnd @= 1");
     err("0 %{ import os }%\n", 1, 6, "import os");
+    err("0 %{ x = 1 2 }%\n", 1, 12, "after the assignment");
+    err("0 %{ print(x y) }%\n", 1, 14, "in print()");
+    err("0 %{ if = 1 }%\n", 1, 6, "unsupported statement");
     // Only blank lines and comments besides asserts.
     let s = ok("0 %{\n\n   # only a comment\n\t\n}%\n");
     match &s.events[0].kind {
         EventKind::Code(c) => assert!(c.asserts.is_empty()),
         k => panic!("{k:?}"),
     }
+}
+
+#[test]
+fn code_block_assignments_and_prints() {
+    let s = ok("0 %{\nK = 0x7fffffff\nprint(tcpi_snd_cwnd); cwnd += 10\nprint()\nassert tcpi_snd_cwnd == K\n}%\n");
+    let EventKind::Code(c) = &s.events[0].kind else { panic!() };
+    assert_eq!(c.stmts.len(), 5);
+    assert_eq!(c.asserts.len(), 1);
+    assert_eq!(
+        c.stmts[0],
+        Stmt::Assign {
+            line: 2,
+            name: "K".into(),
+            op: None,
+            expr: CExpr::Int(0x7fff_ffff),
+            text: "K = 0x7fffffff".into()
+        }
+    );
+    assert_eq!(
+        c.stmts[1],
+        Stmt::Print { line: 3, args: vec![CExpr::Ident("tcpi_snd_cwnd".into())], text: "print(tcpi_snd_cwnd)".into() }
+    );
+    assert!(matches!(&c.stmts[2], Stmt::Assign { op: Some(BinaryOp::Add), name, .. } if name == "cwnd"));
+    assert!(matches!(&c.stmts[3], Stmt::Print { args, .. } if args.is_empty()));
+    assert!(matches!(&c.stmts[4], Stmt::Assert(a) if a.line == 5));
 }
 
 #[test]

@@ -59,6 +59,9 @@ pub struct TcpConfig {
     pub min_tso_segs: u32,
     /// `TCP_NODELAY`: no Nagle.
     pub nodelay: bool,
+    /// `net.ipv4.tcp_notsent_lowat` in bytes (0: unlimited, the kernel's UINT_MAX): how much
+    /// written data may wait unsent before a write stops taking more.
+    pub notsent_lowat: u32,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` = 3, Linux's default).
     pub tlp: bool,
     /// RACK loss detection (`net.ipv4.tcp_recovery` = 1, Linux's default since RACK arrived in
@@ -110,6 +113,7 @@ impl Default for TcpConfig {
             pacing_ca_ratio: 120,
             min_tso_segs: 2,
             nodelay: false,
+            notsent_lowat: 0,
             tlp: true,
             rack: true,
             auto_read: true,

@@ -21,11 +21,12 @@ impl Endpoint {
             self.rcv_wscale = 0;
         }
         let peer_mss = o.mss.map_or(536, |m| m as u32);
-        self.mss_clamp = peer_mss.min(self.cfg.advmss);
+        // tcp_parse_options clamps the peer's MSS to TCP_MAXSEG; the route caps it at advmss.
+        self.mss_clamp = peer_mss.min(self.advmss());
         // tcp_sync_mss: the payload per segment leaves room for the timestamp option.
         self.sk.mss_cache = self.mss_clamp - if self.ts_ok { 12 } else { 0 };
         // tcp_initialize_rcv_mss
-        let hint = self.cfg.advmss.min(self.sk.mss_cache).min(self.rcv_wnd / 2).clamp(88, 536);
+        let hint = self.advmss().min(self.sk.mss_cache).min(self.rcv_wnd / 2).clamp(88, 536);
         self.ack.rcv_mss = hint;
         if let Some((val, _)) = o.timestamp {
             self.ts_recent = val;
@@ -71,6 +72,8 @@ impl Endpoint {
         }
         self.ack_syn(seg.ack_num());
         self.state = TcpState::Established;
+        // tcp_finish_connect: icsk_ack.lrcvtime = tcp_jiffies32.
+        self.ack.lrcvtime = self.now.ns();
         self.init_transfer(out);
         // tcp_finish_connect: predict at once only without window scaling.
         if self.snd_wscale == 0 {
@@ -87,6 +90,8 @@ impl Endpoint {
         self.snd_wnd = (seg.win as u32) << self.snd_wscale;
         self.snd_wl1 = seg.seq_num();
         self.state = TcpState::Established;
+        // tcp_create_openreq_child: icsk_ack.lrcvtime = tcp_jiffies32.
+        self.ack.lrcvtime = self.now.ns();
         self.init_transfer(out);
         self.fast_path_on();
     }

@@ -46,6 +46,20 @@ impl TcpState {
     }
 }
 
+/// `tp->nonagle` bits: `TCP_NAGLE_OFF` (TCP_NODELAY), `TCP_NAGLE_CORK` (TCP_CORK, or MSG_MORE for
+/// one send), `TCP_NAGLE_PUSH` (push what is queued once, set by TCP_NODELAY and uncorking).
+pub(crate) const NAGLE_OFF: u8 = 1;
+pub(crate) const NAGLE_CORK: u8 = 2;
+pub(crate) const NAGLE_PUSH: u8 = 4;
+
+/// `enum tcp_chrono`: what the sender is limited by, in increasing priority (0: not sending).
+pub(crate) const CHRONO_BUSY: u8 = 1;
+pub(crate) const CHRONO_RWND_LIMITED: u8 = 2;
+
+/// `sk_shutdown` bits (`RCV_SHUTDOWN`, `SEND_SHUTDOWN`); `shutdown(how)` sets `how + 1`.
+pub const RCV_SHUTDOWN: u8 = 1;
+pub const SEND_SHUTDOWN: u8 = 2;
+
 // `TCP_SKB_CB(skb)->sacked` bits.
 pub(crate) const SACKED_ACKED: u8 = 0x01;
 pub(crate) const SACKED_RETRANS: u8 = 0x02;
@@ -160,6 +174,9 @@ pub struct Endpoint {
     /// Bytes written by the application and not yet sent (`u64::MAX`: an endless bulk source).
     pub(crate) unsent: u64,
     pub(crate) fin_queued: bool,
+    /// Ends of MSG_EOR writes not yet sent past (`TCP_SKB_CB(skb)->eor`): no segment is built
+    /// across one, since later data never joins an EOR skb (`tcp_skb_can_collapse_to`).
+    pub(crate) eor_marks: VecDeque<SeqNum>,
     pub(crate) fin_sent: bool,
     pub(crate) rtx: VecDeque<TxSkb>,
     /// `tsorted_sent_queue`: (seq, transmission time) of skbs in send order; entries whose skb
@@ -171,6 +188,23 @@ pub struct Endpoint {
     pub(crate) snd_wscale: u8,
     pub(crate) snd_wl1: SeqNum,
     pub(crate) mss_clamp: u32,
+    /// `tp->rx_opt.user_mss`: the TCP_MAXSEG socket option (0: unset).
+    pub(crate) user_mss: u32,
+    /// `icsk_user_timeout` in ms: the TCP_USER_TIMEOUT socket option (0: unset).
+    pub(crate) user_timeout_ms: u32,
+    /// `tp->nonagle` ([`NAGLE_OFF`], [`NAGLE_CORK`], [`NAGLE_PUSH`]).
+    pub(crate) nonagle: u8,
+    /// `tp->chrono_type`, `chrono_start` (in jiffies) and `chrono_stat` (jiffies per type:
+    /// busy, rwnd-limited, sndbuf-limited).
+    pub(crate) chrono_type: u8,
+    /// `tp->notsent_lowat` (TCP_NOTSENT_LOWAT; 0: the sysctl's value).
+    pub(crate) notsent_lowat: u32,
+    /// Bytes of the unsent tail skb (what a write may still append to it), and the largest
+    /// window the peer has offered (`tp->max_window`), for the write path's size goal.
+    pub(crate) tail_skb_len: u64,
+    pub(crate) max_window: u32,
+    pub(crate) chrono_start: u64,
+    pub(crate) chrono_stat: [u64; 3],
     /// End of the highest SACKed sequence (`tcp_highest_sack_seq`, "fack").
     pub(crate) highest_sack: SeqNum,
     // sacked_out, lost_out, retrans_out and lost live in `sk` (tcp_packets_in_flight and BBR
@@ -195,6 +229,9 @@ pub struct Endpoint {
     /// Bytes of this socket's data segments still in the host's queue or NIC
     /// (`sk_wmem_alloc` as TCP Small Queues sees it), and whether TSQ stopped the sender.
     pub(crate) tsq_bytes: u64,
+    /// The device frees each skb as it takes it (a tun device orphans them): the socket's
+    /// data never waits in the host, so TCP Small Queues never throttle it.
+    pub(crate) tx_orphan: bool,
     pub(crate) tsq_throttled: bool,
     /// The host's qdisc refused a segment and none of this socket's packets has left the NIC
     /// since: try one skb per call, as Linux stops at the first NET_XMIT_DROP.
@@ -232,6 +269,13 @@ pub struct Endpoint {
     pub(crate) ack: AckState,
     pub(crate) ecn_seen: bool,
     pub(crate) peer_fin: bool,
+    /// `sk->sk_shutdown`: [`RCV_SHUTDOWN`] and/or [`SEND_SHUTDOWN`].
+    pub(crate) sk_shutdown: u8,
+    /// The socket left the connection tables (`tcp_done`, or `tcp_close` ending in CLOSE): a
+    /// segment that still arrives finds no socket and is answered with a RST.
+    pub(crate) unhashed: bool,
+    /// `sk->sk_err`: the error the connection ended with, reported once to the application.
+    pub(crate) sk_err: Option<&'static str>,
     pub(crate) sack_ok: bool,
     pub(crate) snd_wscale_seen: bool,
     pub(crate) ts_ok: bool,
@@ -298,6 +342,7 @@ impl Endpoint {
             write_seq: iss,
             unsent: 0,
             fin_queued: false,
+            eor_marks: VecDeque::new(),
             fin_sent: false,
             rtx: VecDeque::new(),
             tsorted: VecDeque::new(),
@@ -307,6 +352,15 @@ impl Endpoint {
             snd_wl1: SeqNum(0),
             pred_wnd: None,
             mss_clamp: cfg.advmss,
+            user_mss: 0,
+            user_timeout_ms: 0,
+            nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
+            chrono_type: 0,
+            notsent_lowat: 0,
+            tail_skb_len: 0,
+            max_window: 0,
+            chrono_start: 0,
+            chrono_stat: [0; 3],
             highest_sack: iss,
             high_seq: iss,
             undo: crate::input::UndoState { prior_ssthresh: 0, marker: SeqNum(0), retrans: -1, retrans_stamp: 0 },
@@ -321,6 +375,7 @@ impl Endpoint {
             snd_sml: iss,
             first_tx_ns: 0,
             tsq_bytes: 0,
+            tx_orphan: false,
             tsq_throttled: false,
             qdisc_refused: false,
             qdisc_room: None,
@@ -333,7 +388,7 @@ impl Endpoint {
                 rtt_seq: iss,
                 min_rtt: MinMax::default(),
             },
-            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0, probes_out: 0 },
+            icsk: crate::timer::RtoState { rto, backoff: 0, retransmits: 0, probes_out: 0, probes_tstamp: None },
             xmit_timer: None,
             pacing_deadline: None,
             rack: crate::rack::RackState {
@@ -365,6 +420,9 @@ impl Endpoint {
             },
             ecn_seen: false,
             peer_fin: false,
+            sk_shutdown: 0,
+            unhashed: false,
+            sk_err: None,
             sack_ok: false,
             snd_wscale_seen: false,
             ts_ok: false,
@@ -486,9 +544,162 @@ impl Endpoint {
 
     /// `write()`: queue `bytes` more bytes for sending.
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.send(now, bytes, false, out);
+    }
+
+    /// `send(..., MSG_MORE)` when `more`: queue `bytes` more bytes, and push them corked
+    /// (`tcp_push` with TCP_NAGLE_CORK): only full segments leave now; later pushes (an ACK,
+    /// the next write) use the socket's own setting.
+    pub fn send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) {
         self.set_now(now);
+        // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to); the
+        // first skb of an empty write queue starts the busy chrono (tcp_add_write_queue_tail).
+        if self.unsent == 0 {
+            self.nonagle &= !NAGLE_PUSH;
+            if bytes > 0 {
+                self.chrono_start(CHRONO_BUSY);
+            }
+        }
         self.unsent = self.unsent.saturating_add(bytes);
         self.write_seq += bytes.min(u32::MAX as u64) as u32;
+        if self.is_established() {
+            let nonagle = if more { NAGLE_CORK } else { self.nonagle };
+            self.write_xmit_nonagle(0, nonagle, out);
+        }
+    }
+
+    /// The host's device frees each skb at transmit (`skb_orphan`, as a tun device does): no
+    /// bytes of this socket wait in the host, so TCP Small Queues never hold it back.
+    pub fn set_tx_orphan(&mut self, on: bool) {
+        self.tx_orphan = on;
+        if on {
+            self.tsq_bytes = 0;
+        }
+    }
+
+    /// `setsockopt(TCP_NOTSENT_LOWAT)`: 0 falls back to `net.ipv4.tcp_notsent_lowat`.
+    pub fn set_notsent_lowat(&mut self, bytes: u32) {
+        self.notsent_lowat = bytes;
+    }
+
+    /// `tcp_notsent_lowat`: the socket's limit, else the sysctl's; None when unlimited.
+    pub fn effective_notsent_lowat(&self) -> Option<u32> {
+        let v = if self.notsent_lowat != 0 { self.notsent_lowat } else { self.cfg.notsent_lowat };
+        (v != 0).then_some(v)
+    }
+
+    /// `tcp_poll`'s POLLOUT with a not-sent limit: `__sk_stream_memory_free(sk, 1)`, twice the
+    /// unsent bytes below the limit (ccsim's send buffer is otherwise unbounded).
+    pub fn writable(&self) -> bool {
+        match self.effective_notsent_lowat() {
+            Some(lowat) => self.unsent.saturating_mul(2) < lowat as u64,
+            None => true,
+        }
+    }
+
+    /// `tcp_xmit_size_goal`: the size an skb of written data grows to, half the largest window
+    /// the peer offered (`tcp_bound_to_half_wnd`, at most GSO's 64 KB) in whole MSS.
+    fn size_goal(&mut self) -> u64 {
+        self.max_window = self.max_window.max(self.snd_wnd);
+        let mss = self.sk.mss_cache.max(1) as u64;
+        let gso_max = 65_536u64;
+        let cutoff = if self.max_window > 536 { self.max_window as u64 / 2 } else { self.max_window as u64 };
+        let goal = if cutoff > 0 && gso_max > cutoff { cutoff.max(68) } else { gso_max };
+        (goal / mss * mss).max(mss)
+    }
+
+    /// A non-blocking `write()` as `tcp_sendmsg_locked` runs it when a not-sent limit is set:
+    /// data joins the tail skb up to the size goal, a new skb is started only while fewer than
+    /// the limit's bytes wait unsent (`sk_stream_memory_free`), a full skb at the head of the
+    /// queue is pushed at once (`tcp_push_one`), the rest by `tcp_push`. Returns the bytes
+    /// taken (0: EAGAIN). Without a limit the whole write is taken.
+    pub fn write_nonblocking(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) -> u64 {
+        let Some(lowat) = self.effective_notsent_lowat() else {
+            self.send(now, bytes, more, out);
+            return bytes;
+        };
+        self.set_now(now);
+        let goal = self.size_goal();
+        self.tail_skb_len = self.tail_skb_len.min(self.unsent);
+        if self.eor_marks.back() == Some(&self.write_seq) {
+            self.tail_skb_len = 0; // an EOR skb takes nothing more
+        }
+        let mut copied = 0u64;
+        while copied < bytes {
+            if self.tail_skb_len == 0 || self.tail_skb_len >= goal {
+                // new_segment: sk_stream_memory_free (tcp_stream_memory_free, wake 0).
+                if self.unsent >= lowat as u64 {
+                    break;
+                }
+                if self.unsent == 0 {
+                    self.nonagle &= !NAGLE_PUSH;
+                    self.chrono_start(CHRONO_BUSY);
+                }
+                self.tail_skb_len = 0;
+            }
+            let copy = (goal - self.tail_skb_len).min(bytes - copied);
+            self.unsent += copy;
+            self.write_seq += copy as u32;
+            self.tail_skb_len += copy;
+            copied += copy;
+            if self.tail_skb_len < goal {
+                continue;
+            }
+            // A full skb: tcp_push_one when it is the send head.
+            if self.unsent == self.tail_skb_len && self.is_established() {
+                self.write_xmit_nonagle(0, NAGLE_PUSH, out);
+                self.tail_skb_len = self.tail_skb_len.min(self.unsent);
+            }
+        }
+        if copied > 0 && self.is_established() {
+            // tcp_push
+            let nonagle = if more { NAGLE_CORK } else { self.nonagle };
+            self.write_xmit_nonagle(0, nonagle, out);
+            self.tail_skb_len = self.tail_skb_len.min(self.unsent);
+        }
+        copied
+    }
+
+    /// `setsockopt(TCP_NODELAY)` (`__tcp_sock_set_nodelay`): on, Nagle is off and what is queued
+    /// is pushed at once.
+    pub fn set_nodelay(&mut self, now: SimTime, on: bool, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        if on {
+            self.nonagle |= NAGLE_OFF | NAGLE_PUSH;
+            self.push_pending_frames(out);
+        } else {
+            self.nonagle &= !NAGLE_OFF;
+        }
+    }
+
+    /// `setsockopt(TCP_CORK)` (`__tcp_sock_set_cork`): corked, only full segments leave; uncorked,
+    /// what is queued is pushed (at once if TCP_NODELAY is on, else as Nagle allows).
+    pub fn set_cork(&mut self, now: SimTime, on: bool, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        if on {
+            self.nonagle |= NAGLE_CORK;
+        } else {
+            self.nonagle &= !NAGLE_CORK;
+            if self.nonagle & NAGLE_OFF != 0 {
+                self.nonagle |= NAGLE_PUSH;
+            }
+            self.push_pending_frames(out);
+        }
+    }
+
+    /// `send(..., MSG_EOR)`: queue `bytes` more bytes and end the record there: the skb they
+    /// close is marked EOR, so no later write is ever sent in the same segment.
+    pub fn write_eor(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        if self.unsent == 0 && bytes > 0 {
+            self.nonagle &= !NAGLE_PUSH;
+            self.chrono_start(CHRONO_BUSY);
+        }
+        self.unsent = self.unsent.saturating_add(bytes);
+        self.write_seq += bytes.min(u32::MAX as u64) as u32;
+        if self.eor_marks.back() != Some(&self.write_seq) {
+            self.eor_marks.push_back(self.write_seq);
+        }
         if self.is_established() {
             self.push_pending_frames(out);
         }
@@ -516,6 +727,136 @@ impl Endpoint {
         if self.is_established() {
             self.push_pending_frames(out);
         }
+    }
+
+    /// `setsockopt(TCP_MAXSEG)`: the MSS this socket advertises and accepts is at most `mss`
+    /// (`tp->rx_opt.user_mss`; 0 clears it). Values outside 88..=65535 are refused (EINVAL),
+    /// as `do_tcp_setsockopt` refuses them. It takes effect at the next SYN or SYN-ACK.
+    pub fn set_user_mss(&mut self, mss: u32) -> Result<(), &'static str> {
+        if mss != 0 && !(88..=65535).contains(&mss) {
+            return Err("EINVAL");
+        }
+        self.user_mss = mss;
+        Ok(())
+    }
+
+    /// `setsockopt(TCP_USER_TIMEOUT)`: give the connection up once data has gone unacknowledged
+    /// for `ms` since its first retransmission (`icsk_user_timeout`; 0 restores `tcp_retries2`).
+    pub fn set_user_timeout(&mut self, ms: u32) {
+        self.user_timeout_ms = ms;
+    }
+
+    /// `tp->advmss` before the timestamp option is taken off: the route's MSS, lowered to
+    /// TCP_MAXSEG when that is set (`tcp_mss_clamp`).
+    pub(crate) fn advmss(&self) -> u32 {
+        if self.user_mss != 0 {
+            self.cfg.advmss.min(self.user_mss)
+        } else {
+            self.cfg.advmss
+        }
+    }
+
+    /// `tcpi_advmss`: `tp->advmss`, less the timestamp option when timestamps are on.
+    pub fn tcpi_advmss(&self) -> u32 {
+        self.advmss() - if self.ts_ok { 12 } else { 0 }
+    }
+
+    /// `sock_error`: the pending socket error (its errno name, e.g. `ETIMEDOUT` after
+    /// `tcp_write_err`), cleared as it is reported.
+    pub fn take_sk_err(&mut self) -> Option<&'static str> {
+        self.sk_err.take()
+    }
+
+    /// `sk->sk_shutdown` ([`RCV_SHUTDOWN`], [`SEND_SHUTDOWN`]).
+    pub fn sk_shutdown(&self) -> u8 {
+        self.sk_shutdown
+    }
+
+    /// `shutdown(how)` (`inet_shutdown` → `tcp_shutdown`): `how` is [`RCV_SHUTDOWN`],
+    /// [`SEND_SHUTDOWN`] or both. Only the send side acts on the wire: in ESTABLISHED,
+    /// SYN-RECV or CLOSE-WAIT a FIN is queued (`tcp_close_state` → `tcp_send_fin`); shutting
+    /// the receive side only makes reads return 0 once the queue is empty. A connect still in
+    /// SYN-SENT is disconnected.
+    pub fn shutdown(&mut self, now: SimTime, how: u8, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        // inet_shutdown: a connect still in SYN-SENT (or a listener shut for reading) is
+        // disconnected instead (tcp_disconnect: CLOSE, ECONNRESET, no RST from SYN-SENT).
+        if self.state == TcpState::SynSent || (self.state == TcpState::Listen && how & RCV_SHUTDOWN != 0) {
+            if self.state == TcpState::SynSent {
+                self.sk_err = Some("ECONNRESET");
+            }
+            self.done();
+            return;
+        }
+        self.sk_shutdown |= how & (RCV_SHUTDOWN | SEND_SHUTDOWN);
+        if how & SEND_SHUTDOWN == 0 {
+            return;
+        }
+        // tcp_shutdown: tcp_close_state → tcp_send_fin.
+        if matches!(self.state, TcpState::Established | TcpState::SynRecv | TcpState::CloseWait) {
+            self.close(now, out);
+        }
+    }
+
+    /// The application's `close()` (`tcp_close` → `__tcp_close`): both directions shut; if
+    /// received data was never read the connection is aborted with a RST
+    /// (`tcp_send_active_reset`, TCPAbortOnClose) and the socket is gone, otherwise a FIN follows
+    /// the queued data (`tcp_close_state` → `tcp_send_fin`; nothing new if one is already queued).
+    pub fn app_close(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.set_now(now);
+        self.sk_shutdown = RCV_SHUTDOWN | SEND_SHUTDOWN;
+        if self.readable() > 0 && self.is_established() && !matches!(self.state, TcpState::TimeWait) {
+            self.bytes_read = self.stats.bytes_received;
+            self.state = TcpState::Closed;
+            self.send_active_reset(out);
+            self.done();
+            return;
+        }
+        match self.state {
+            // tcp_close_state: SYN-SENT and LISTEN go straight to CLOSE; the socket is gone.
+            TcpState::SynSent | TcpState::Listen => self.done(),
+            TcpState::Established | TcpState::SynRecv | TcpState::CloseWait => self.close(now, out),
+            _ => {}
+        }
+    }
+
+    /// `tcp_chrono_set`: close the running period, start `new`.
+    fn chrono_set(&mut self, new: u8) {
+        let now = self.now.ns() / self.cfg.jiffy_ns();
+        if self.chrono_type > 0 {
+            self.chrono_stat[self.chrono_type as usize - 1] += now.saturating_sub(self.chrono_start);
+        }
+        self.chrono_start = now;
+        self.chrono_type = new;
+    }
+
+    /// `tcp_chrono_start`: a more interesting limit takes over from the current one.
+    pub(crate) fn chrono_start(&mut self, kind: u8) {
+        if kind > self.chrono_type {
+            self.chrono_set(kind);
+        }
+    }
+
+    /// `tcp_chrono_stop`: with both queues empty the sender is idle; otherwise, if `kind` was the
+    /// limit being timed, it is just busy again.
+    pub(crate) fn chrono_stop(&mut self, kind: u8) {
+        if self.rtx.is_empty() && self.unsent == 0 && (!self.fin_queued || self.fin_sent) {
+            self.chrono_set(0);
+        } else if kind == self.chrono_type {
+            self.chrono_set(CHRONO_BUSY);
+        }
+    }
+
+    /// `tcp_get_info_chrono_stats` at `now`: (`tcpi_busy_time`, `tcpi_rwnd_limited`,
+    /// `tcpi_sndbuf_limited`) in microseconds, counted in whole jiffies.
+    pub fn chrono_stats_us(&self, now: SimTime) -> (u64, u64, u64) {
+        let j = self.cfg.jiffy_ns();
+        let mut st = self.chrono_stat;
+        if self.chrono_type > 0 {
+            st[self.chrono_type as usize - 1] += (now.ns() / j).saturating_sub(self.chrono_start);
+        }
+        let us = |x: u64| x * j / 1000;
+        (us(st[0] + st[1] + st[2]), us(st[1]), us(st[2]))
     }
 
     pub(crate) fn set_now(&mut self, now: SimTime) {

@@ -2,6 +2,7 @@
 
 use crate::endpoint::{Endpoint, TcpState};
 use ccsim_cc::{CaState, CcInfo, CongestionOps};
+use ccsim_engine::SimTime;
 
 /// A snapshot of one socket, in the units `ss -tin` and `getsockopt(TCP_INFO)` use.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +61,28 @@ pub struct TcpInfo {
 }
 
 impl Endpoint {
+    /// `tcpi_last_data_recv`: milliseconds since data last arrived (`icsk_ack.lrcvtime`, set by
+    /// `tcp_event_data_recv` and at connection set-up), counted in jiffies as
+    /// `jiffies_to_msecs(now - lrcvtime)` counts them, at `now`.
+    pub fn last_data_recv_ms(&self, now: SimTime) -> u64 {
+        self.jiffies_to_ms_since(now, self.ack.lrcvtime)
+    }
+
+    /// `tcpi_last_data_sent`: milliseconds since data was last sent (`tp->lsndtime`), at `now`.
+    pub fn last_data_sent_ms(&self, now: SimTime) -> u64 {
+        self.jiffies_to_ms_since(now, self.lsndtime)
+    }
+
+    /// `tcpi_probes`: zero-window or resource probes sent without an answer (`icsk_probes_out`).
+    pub fn probes_out(&self) -> u32 {
+        self.icsk.probes_out
+    }
+
+    fn jiffies_to_ms_since(&self, now: SimTime, then_ns: u64) -> u64 {
+        let j = self.cfg.jiffy_ns();
+        (now.ns() / j).saturating_sub(then_ns / j) * j / 1_000_000
+    }
+
     /// `tcp_get_info`.
     /// `tcp_compute_delivery_rate`: the kept rate sample's packets times the MSS, per second.
     pub fn delivery_rate(&self) -> u64 {

@@ -446,7 +446,11 @@ impl Endpoint {
                 self.state = match self.state {
                     TcpState::FinWait1 => TcpState::FinWait2,
                     TcpState::Closing => TcpState::TimeWait,
-                    TcpState::LastAck => TcpState::Closed,
+                    TcpState::LastAck => {
+                        // tcp_rcv_state_process, LAST_ACK: tcp_done.
+                        self.unhashed = true;
+                        TcpState::Closed
+                    }
                     other => other,
                 };
             }
@@ -459,6 +463,9 @@ impl Endpoint {
                 self.undo.retrans_stamp = 0;
             }
             self.rtx.pop_front();
+        }
+        if self.rtx.is_empty() {
+            self.chrono_stop(CHRONO_BUSY);
         }
         // tcp_rtx_queue_unlink_and_free takes a freed skb off the time-sorted list too. Here
         // RACK's walk skips and drops acknowledged entries, but a flow that never walks (no loss,

@@ -16,13 +16,22 @@ impl Endpoint {
         self.write_xmit(0, out);
     }
 
-    /// `tcp_write_xmit`. `push_one` = 2: a loss probe, one segment even if cwnd is full.
+    /// `tcp_write_xmit` with the socket's own Nagle setting (`tp->nonagle`).
     pub(crate) fn write_xmit(&mut self, push_one: u8, out: &mut Vec<Segment>) {
+        let nonagle = self.nonagle;
+        self.write_xmit_nonagle(push_one, nonagle, out);
+    }
+
+    /// `tcp_write_xmit`. `push_one` = 1: `tcp_write_wakeup`'s one segment, which no Nagle or cork
+    /// rule holds; 2: a loss probe, one segment even if cwnd is full. `nonagle`: the
+    /// `TCP_NAGLE_*` bits this push runs with.
+    pub(crate) fn write_xmit_nonagle(&mut self, push_one: u8, nonagle: u8, out: &mut Vec<Segment>) {
         if !self.is_established() {
             return;
         }
         let mut sent = 0u32;
         let mut is_cwnd_limited = false;
+        let mut is_rwnd_limited = false;
         // Segments left in the current skb and its bytes: a paced sender sends TSO skbs of
         // `tso_segs` segments, each leaving at once, and paces skb by skb.
         let (mut skb_left, mut skb_bytes, mut skb_prior_wstamp) = (0u32, 0u32, 0u64);
@@ -34,12 +43,45 @@ impl Endpoint {
             if !has_data && !fin_now {
                 break;
             }
+            let mss = self.sk.mss_cache;
+            let mut len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
+            // An EOR skb ends its segment: data beyond the mark is another skb.
+            while self.eor_marks.front().is_some_and(|m| !m.after(self.snd_nxt())) {
+                self.eor_marks.pop_front();
+            }
+            let eor_end = self.eor_marks.front().is_some_and(|&m| !(self.snd_nxt() + len).before(m));
+            if let (true, Some(&m)) = (eor_end, self.eor_marks.front()) {
+                len = m - self.snd_nxt();
+            }
+            // Nagle looks only at the last skb of the write queue (tcp_write_xmit passes
+            // TCP_NAGLE_PUSH for the others).
+            let last_skb = self.unsent == len as u64;
+            // tcp_nagle_test: only the last skb of the queue is held (the others get
+            // TCP_NAGLE_PUSH), never one carrying the FIN; tcp_nagle_check holds a partial one
+            // while corked, or, Nagle on, while a previous small segment is unacknowledged
+            // (Minshall).
+            let nonagle_here = if last_skb { nonagle } else { NAGLE_PUSH };
+            let carries_fin = self.fin_queued && self.unsent == len as u64;
+            let nagle_holds = len > 0
+                && len < mss
+                && push_one != 1
+                && nonagle_here & NAGLE_PUSH == 0
+                && !carries_fin
+                && (nonagle_here & NAGLE_CORK != 0
+                    || (nonagle_here == 0 && self.sk.packets_out > 0 && self.snd_sml.after(self.snd_una())));
             if skb_left == 0 {
                 self.pacing_after_send(std::mem::take(&mut skb_bytes), skb_prior_wstamp);
                 if self.pacing_blocked() {
                     break;
                 }
                 if self.qdisc_refused && sent > 0 {
+                    break;
+                }
+                // tcp_write_xmit tests cwnd, then Nagle, before TCP Small Queues: an skb Nagle
+                // holds throttles nothing.
+                let cwnd_full =
+                    !fin_now && self.packets_in_flight() >= self.sk.snd_cwnd && !(push_one == 2 && sent == 0);
+                if nagle_holds && !cwnd_full {
                     break;
                 }
                 if self.small_queue_check(0) {
@@ -54,21 +96,13 @@ impl Endpoint {
                 is_cwnd_limited = true;
                 break;
             }
-            let mss = self.sk.mss_cache;
-            let len = if has_data { self.unsent.min(mss as u64) as u32 } else { 0 };
             // tcp_snd_wnd_test: the segment must fit in the peer's window.
             let wnd_end = self.snd_una() + self.snd_wnd;
             if len > 0 && (self.snd_nxt() + len).after(wnd_end) {
+                is_rwnd_limited = true;
                 break;
             }
-            // tcp_nagle_test with the Minshall check: hold a small segment while a previous small
-            // segment is unacknowledged.
-            if len > 0
-                && len < mss
-                && !self.cfg.nodelay
-                && self.sk.packets_out > 0
-                && self.snd_sml.after(self.snd_una())
-            {
+            if nagle_holds {
                 break;
             }
             // The skb goes to the host's qdisc, which may refuse it (NET_XMIT_DROP): stop here.
@@ -82,7 +116,7 @@ impl Endpoint {
             let mut flags = 0u8;
             if len > 0 {
                 self.unsent -= len as u64;
-                if self.unsent == 0 {
+                if self.unsent == 0 || eor_end {
                     flags |= TcpFlags::PSH; // tcp_mark_push on the last segment of a write
                 }
             }
@@ -109,7 +143,7 @@ impl Endpoint {
             self.rtx.push_back(skb);
             self.tsorted.push_back((seq, now));
             self.transmit(seq, len, flags, false, out);
-            if skb_left > 1 {
+            if skb_left > 1 && !eor_end {
                 if let Some(s) = out.last_mut() {
                     s.skb_more = true; // more of this skb follow, unless the loop stops first
                 }
@@ -125,6 +159,8 @@ impl Endpoint {
                 self.snd_sml = end_seq;
             }
             sent += 1;
+            // The EOR skb ends here; what follows starts a new one.
+            skb_left = if eor_end { 1 } else { skb_left };
             skb_left -= 1;
             skb_bytes += len;
             if push_one > 0 {
@@ -132,6 +168,11 @@ impl Endpoint {
             }
         }
         close_skb(out);
+        if is_rwnd_limited {
+            self.chrono_start(CHRONO_RWND_LIMITED);
+        } else {
+            self.chrono_stop(CHRONO_RWND_LIMITED);
+        }
         self.pacing_after_send(skb_bytes, skb_prior_wstamp);
         if self.unsent == 0 && !is_cwnd_limited {
             self.rate_check_app_limited();
@@ -371,7 +412,7 @@ impl Endpoint {
         let win = self.select_window();
         let tstamp_ns = self.departure_stamp();
         let seg = self.push_segment(out, seq, self.rcv_nxt(), len, flags, win, ecn, tstamp_ns);
-        if len > 0 {
+        if len > 0 && !self.tx_orphan {
             self.tsq_bytes += (len + seg.header_len()) as u64;
         }
         self.stats.segs_out += 1;
@@ -474,6 +515,36 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_send_active_reset`: RST|ACK at `tcp_acceptable_seq` (snd_nxt), through
+    /// `tcp_transmit_skb` like any other segment (timestamps included).
+    pub(crate) fn send_active_reset(&mut self, out: &mut Vec<Segment>) {
+        let tstamp_ns = self.departure_stamp();
+        let win = self.select_window();
+        let (seq, ack) = (self.snd_nxt(), self.rcv_nxt());
+        self.push_segment(out, seq, ack, 0, TcpFlags::RST | TcpFlags::ACK, win, Ecn::NotEct, tstamp_ns);
+        self.stats.segs_out += 1;
+    }
+
+    /// `tcp_v4_send_reset`: the answer to a segment that finds no socket. If it carries an ACK
+    /// the RST takes its sequence from that ACK; otherwise the RST is at sequence 0 and ACKs
+    /// everything the segment occupied. No options, window 0. A RST is never answered.
+    pub(crate) fn send_reset_no_socket(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        if seg.flags.has(TcpFlags::RST) {
+            return;
+        }
+        let mut rst = BLANK_SEGMENT;
+        if seg.flags.has(TcpFlags::ACK) {
+            rst.seq = seg.ack;
+            rst.flags = TcpFlags(TcpFlags::RST);
+        } else {
+            let occupied = seg.len + seg.flags.has(TcpFlags::SYN) as u32 + seg.flags.has(TcpFlags::FIN) as u32;
+            rst.ack = seg.seq.wrapping_add(occupied);
+            rst.flags = TcpFlags(TcpFlags::RST | TcpFlags::ACK);
+        }
+        rst.tstamp_ns = self.now.ns();
+        out.push(rst);
+    }
+
     /// `tcp_send_ack`.
     pub(crate) fn send_ack(&mut self, out: &mut Vec<Segment>) {
         let r = self.rcv_nxt();
@@ -483,7 +554,8 @@ impl Endpoint {
     /// SYN or SYN-ACK (`tcp_transmit_skb` for a SYN, with `tcp_syn_options`/`tcp_synack_options`).
     pub(crate) fn transmit_syn(&mut self, seq: SeqNum, out: &mut Vec<Segment>) {
         let mut flags = TcpFlags::SYN;
-        let mut opts = TcpOptions { mss: Some(self.cfg.advmss.min(65535) as u16), ..TcpOptions::default() };
+        // tcp_advertise_mss / tcp_mss_clamp: the route's MSS, lowered to TCP_MAXSEG if that is set.
+        let mut opts = TcpOptions { mss: Some(self.advmss().min(65535) as u16), ..TcpOptions::default() };
         let synack = self.state == TcpState::SynRecv;
         if synack {
             flags |= TcpFlags::ACK;

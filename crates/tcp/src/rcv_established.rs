@@ -30,6 +30,10 @@ impl Endpoint {
         self.set_now(now);
         // tcp_segs_in: a GRO skb counts its segments.
         self.stats.segs_in += self.rx_gso_segs as u64;
+        if self.unhashed {
+            // __inet_lookup_skb finds no socket: tcp_v4_rcv → tcp_v4_send_reset.
+            return self.send_reset_no_socket(seg, out);
+        }
         if seg.flags.has(TcpFlags::RST) {
             return; // resets are not modelled
         }
@@ -133,6 +137,25 @@ impl Endpoint {
         }
         if seg.flags.has(TcpFlags::ACK) && !self.tcp_ack(seg, FLAG_SLOWPATH, out) {
             return; // discard
+        }
+        if self.unhashed {
+            return; // LAST_ACK ended in tcp_done
+        }
+        // tcp_rcv_state_process, step 7: after close() or SHUT_RD, data beyond rcv_nxt in
+        // FIN-WAIT (or, below rcv_nxt, in CLOSE-WAIT, CLOSING, LAST-ACK) aborts the connection
+        // (TCPAbortOnData): tcp_reset, and the segment is answered with a RST.
+        let beyond = !seg.seq_num().before(self.rcv_nxt());
+        let step7_abort = match self.state {
+            TcpState::FinWait1 | TcpState::FinWait2 => true,
+            TcpState::CloseWait | TcpState::Closing | TcpState::LastAck => !beyond,
+            _ => false,
+        };
+        let fin = seg.flags.has(TcpFlags::FIN) as u32;
+        let data_end = seg.seq_num() + seg.len;
+        if step7_abort && self.sk_shutdown & RCV_SHUTDOWN != 0 && seg.len + fin > 0 && data_end.after(self.rcv_nxt()) {
+            self.done();
+            self.send_reset_no_socket(seg, out);
+            return;
         }
         self.data_queue(seg, out);
         self.push_pending_frames(out); // tcp_data_snd_check

@@ -135,7 +135,12 @@ impl Endpoint {
             if fin {
                 self.peer_fin = true;
             }
-            self.event_data_recv(seg, out);
+            // Only a segment with payload updates the ACK engine (`if (skb->len)
+            // tcp_event_data_recv`); a bare FIN leaves ato as it was -- 0 before any data, so the
+            // delayed ACK tcp_fin schedules goes out at once.
+            if seg.len > 0 {
+                self.event_data_recv(seg, out);
+            }
             if !self.ofo.is_empty() {
                 self.ofo_queue();
                 // RFC 5681 4.2: ACK at once when a gap is filled.
@@ -156,6 +161,7 @@ impl Endpoint {
     /// `tcp_fin`: the peer closed its direction.
     fn tcp_fin(&mut self, out: &mut Vec<Segment>) {
         self.schedule_ack();
+        self.sk_shutdown |= RCV_SHUTDOWN;
         match self.state {
             TcpState::SynRecv | TcpState::Established => {
                 // CLOSE_WAIT, and the connection turns interactive (delayed ACK for the FIN).
@@ -287,7 +293,7 @@ impl Endpoint {
         // tcp_measure_rcv_mss: a GRO skb is measured by its segment size.
         let len = if self.rx_gso_size > 0 { self.rx_gso_size } else { seg.len };
         if len >= self.ack.rcv_mss {
-            self.ack.rcv_mss = len.min(self.cfg.advmss);
+            self.ack.rcv_mss = len.min(self.advmss());
         } else if len > 0 {
             if self.ack.pending & ACK_PUSHED != 0 {
                 self.ack.pending |= ACK_PUSHED2;

@@ -20,6 +20,8 @@ pub(crate) struct RtoState {
     pub retransmits: u32,
     /// `icsk_probes_out`: zero-window probes sent without an ACK in between.
     pub probes_out: u32,
+    /// `icsk_probes_tstamp`: when the first unanswered probe of this episode went out (ns).
+    pub probes_tstamp: Option<u64>,
 }
 
 impl Endpoint {
@@ -156,6 +158,19 @@ impl Endpoint {
         }
         self.icsk.backoff += 1;
         self.reset_rto_timer();
+        // tcp_clamp_rto_to_user_timeout: never wait past the user timeout.
+        if self.user_timeout_ms > 0 {
+            let elapsed = self.ts_val().wrapping_sub(self.undo.retrans_stamp) as i64;
+            let remaining = self.user_timeout_ms as i64 - elapsed;
+            let cap = if remaining <= 0 {
+                self.cfg.jiffies(1)
+            } else {
+                self.cfg.jiffies(self.cfg.usecs_to_jiffies(remaining as u64 * 1000))
+            };
+            if let Some((at, kind)) = self.xmit_timer {
+                self.xmit_timer = Some((at.min(self.now + cap), kind));
+            }
+        }
     }
 
     /// `tcp_write_timeout`: has the connection retransmitted for too long? A SYN is given up
@@ -168,10 +183,11 @@ impl Endpoint {
             TcpState::SynSent => self.icsk.backoff >= TCP_SYN_RETRIES,
             TcpState::SynRecv => self.icsk.backoff >= TCP_SYNACK_RETRIES,
             _ => {
+                // retransmits_timed_out(sk, tcp_retries2, icsk_user_timeout)
+                let timeout =
+                    if self.user_timeout_ms > 0 { self.user_timeout_ms as u64 } else { model_timeout_ms(TCP_RETRIES2) };
                 self.icsk.retransmits > 0
-                    && self.ts_val().wrapping_sub(self.undo.retrans_stamp) as i32
-                        - model_timeout_ms(TCP_RETRIES2) as i32
-                        >= 0
+                    && self.ts_val().wrapping_sub(self.undo.retrans_stamp) as i32 - timeout as i32 >= 0
             }
         };
         if expired {
@@ -184,7 +200,16 @@ impl Endpoint {
     /// send is dropped and its timers stop.
     pub(crate) fn write_err(&mut self) {
         self.stats.write_timeouts += 1;
+        self.sk_err = Some("ETIMEDOUT");
+        self.done();
+    }
+
+    /// `tcp_done`: the connection is over (CLOSE): its queues are dropped, its timers stop, and
+    /// the socket leaves the connection tables.
+    pub(crate) fn done(&mut self) {
         self.state = TcpState::Closed;
+        self.unhashed = true;
+        self.sk_shutdown = RCV_SHUTDOWN | SEND_SHUTDOWN;
         self.rtx.clear();
         self.tsorted.clear();
         self.unsent = 0;

@@ -47,6 +47,7 @@ impl Endpoint {
     pub(crate) fn ack_probe(&mut self) {
         if self.head_fits_window() {
             self.icsk.backoff = 0;
+            self.icsk.probes_tstamp = None;
             if matches!(self.xmit_timer, Some((_, XmitTimer::Probe0))) {
                 self.xmit_timer = None;
             }
@@ -62,30 +63,66 @@ impl Endpoint {
     pub(crate) fn probe_timer(&mut self, out: &mut Vec<Segment>) {
         if self.sk.packets_out > 0 || self.unsent == 0 {
             self.icsk.probes_out = 0;
+            self.icsk.probes_tstamp = None;
             return;
         }
         // tcp_probe_timer: a peer that answers probes keeps the connection open (RFC 1122
-        // 4.2.2.17); one that answers none is given up after tcp_retries2 probes.
+        // 4.2.2.17); one that answers none is given up after tcp_retries2 probes, or once
+        // TCP_USER_TIMEOUT has passed since the first probe (icsk_probes_tstamp).
+        let now = self.now.ns();
+        match self.icsk.probes_tstamp {
+            None => self.icsk.probes_tstamp = Some(now),
+            Some(t0) => {
+                let user_timeout = self.cfg.jiffies(self.cfg.usecs_to_jiffies(self.user_timeout_ms as u64 * 1000));
+                if self.user_timeout_ms > 0 && self.jiffies_between(t0, now) >= user_timeout.ns() {
+                    self.write_err();
+                    return;
+                }
+            }
+        }
         if self.icsk.probes_out >= crate::timer::TCP_RETRIES2 {
             self.write_err();
             return;
         }
+        // tcp_send_probe0 → tcp_write_wakeup.
+        let drops_before = self.stats.local_drops;
         if self.snd_nxt().before(self.snd_una() + self.snd_wnd) {
             self.write_xmit(1, out);
         } else {
             self.send_probe_skb(out);
         }
+        let local_congestion = self.stats.local_drops > drops_before;
         if self.sk.packets_out > 0 || self.unsent == 0 {
             self.icsk.backoff = 0;
             self.icsk.probes_out = 0;
+            self.icsk.probes_tstamp = None;
             return;
         }
-        self.icsk.probes_out += 1; // tcp_send_probe0
-        if self.icsk.backoff < 15 {
-            self.icsk.backoff += 1; // tcp_retries2
+        self.icsk.probes_out += 1;
+        let mut when = if local_congestion {
+            // The probe could not leave the host: retry at TCP_RESOURCE_PROBE_INTERVAL,
+            // without backing off.
+            SimTime::from_ms(500)
+        } else {
+            if self.icsk.backoff < crate::timer::TCP_RETRIES2 {
+                self.icsk.backoff += 1;
+            }
+            self.probe0_when()
+        };
+        // tcp_clamp_probe0_to_user_timeout: at most what is left of the user timeout, at least
+        // TCP_TIMEOUT_MIN.
+        if let (true, Some(t0)) = (self.user_timeout_ms > 0, self.icsk.probes_tstamp) {
+            let user_timeout = self.cfg.jiffies(self.cfg.usecs_to_jiffies(self.user_timeout_ms as u64 * 1000)).ns();
+            let remaining = user_timeout.saturating_sub(self.jiffies_between(t0, now)).max(self.cfg.jiffies(2).ns());
+            when = when.min(SimTime(remaining));
         }
-        let when = self.probe0_when();
         self.xmit_timer = Some((self.now + when, XmitTimer::Probe0));
+    }
+
+    /// The time from `t0` to `t1` (ns) as the kernel sees it: whole jiffies between the two.
+    fn jiffies_between(&self, t0: u64, t1: u64) -> u64 {
+        let j = self.cfg.jiffy_ns();
+        (t1 / j).saturating_sub(t0 / j) * j
     }
 
     /// `tcp_schedule_loss_probe`: arm the probe timer instead of the RTO where allowed.
