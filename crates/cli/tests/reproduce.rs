@@ -80,6 +80,8 @@ fn parallel_runs_give_the_same_bytes_as_one_at_a_time() {
             ])
             .arg("--out")
             .arg(&out)
+            // The report's date: fixed, as for reproducible builds.
+            .env("SOURCE_DATE_EPOCH", "1795780800")
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
