@@ -48,6 +48,12 @@ pub enum Command {
     /// Run packetdrill scripts against ccsim's TCP (exit 1 if any fails).
     #[command(after_help = "Example:\n  ccsim pdrill tests/*.pkt --hz 250 --json")]
     Pdrill(PdrillArgs),
+    /// Run packetdrill's TCP suite and compare with what Linux 6.18 does (exit 1 where ccsim fails a
+    /// script Linux passes).
+    #[command(after_help = "Examples:\n  ccsim conformance                     # the in-scope scripts\n  \
+                            ccsim conformance --all --suite ../packetdrill/gtests/net/tcp/..\n\nThe suite: \
+                            CCSIM_PACKETDRILL, else ../shared/conformance/packetdrill (holding upstream/).")]
+    Conformance(ConformanceArgs),
     /// Run a scenario to a time and list its sockets as `ss -tin` does.
     #[command(after_help = "Examples:\n  ccsim ss scenarios/mininet-dctcp.toml --at 2s\n  \
                             ccsim ss scenarios/mininet-dctcp.toml --at 2.5s 'dport = :5001' and state established\n\n\
@@ -163,6 +169,20 @@ pub struct PdrillArgs {
     /// Print each script's notes and ignored settings.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConformanceArgs {
+    /// The suite's directory (holding upstream/); default CCSIM_PACKETDRILL or
+    /// ../shared/conformance/packetdrill.
+    #[arg(long, value_name = "DIR")]
+    pub suite: Option<PathBuf>,
+    /// Every script of the suite, not only those in scope for a congestion-control simulator.
+    #[arg(long)]
+    pub all: bool,
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

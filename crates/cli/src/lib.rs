@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 pub mod args;
 mod bench;
+mod conformance;
 mod emulate;
 mod fidelity;
 mod pdrill;
@@ -50,6 +51,11 @@ pub fn main(args: Vec<String>) -> ExitCode {
             clap_complete::generate(a.shell, &mut Cli::command(), "ccsim", &mut std::io::stdout());
             Ok(())
         }
+        Command::Conformance(a) => match conformance::cmd(a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
         Command::Pdrill(a) => match pdrill::cmd(a) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),

@@ -42,9 +42,11 @@ mod code;
 mod lexer;
 mod parser;
 mod run;
+mod suite;
 
 pub use code::{eval, eval_message};
 pub use run::{run_file, run_script, Failure, RunOptions, ScriptResult};
+pub use suite::{manifest, suite_dir, ManifestEntry, SUITE_ENV, SUITE_HOW};
 
 use std::fmt;
 

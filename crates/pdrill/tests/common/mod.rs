@@ -7,24 +7,23 @@ use std::path::{Path, PathBuf};
 /// True when the conformance scripts are absent and the test should skip: they are a third-party
 /// suite kept beside the repository (`../shared`), not in it. Under CI their absence is a failure.
 pub fn skip_without_corpus() -> bool {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/packetdrill");
-    if dir.is_dir() || std::env::var_os("CI").is_some() {
+    if ccsim_pdrill::suite_dir(&repo()).is_some() || std::env::var_os("CI").is_some() {
         return false;
     }
-    eprintln!("skipped: needs packetdrill's scripts at ../shared/conformance/packetdrill beside the repository");
+    eprintln!("skipped: needs {}", ccsim_pdrill::SUITE_HOW);
     true
 }
 
-/// `<repo>/../shared/conformance/packetdrill`, found relative to this crate.
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The suite's directory (`ccsim_pdrill::suite_dir`: CCSIM_PACKETDRILL or ../shared beside the
+/// repository).
 pub fn corpus_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/packetdrill");
-    assert!(
-        dir.is_dir(),
-        "packetdrill conformance scripts not found at {} (expected <repo>/../shared/conformance/packetdrill \
-         relative to crates/pdrill); these tests need them",
-        dir.display()
-    );
-    dir
+    ccsim_pdrill::suite_dir(&repo()).unwrap_or_else(|| {
+        panic!("packetdrill conformance scripts not found; these tests need {}", ccsim_pdrill::SUITE_HOW)
+    })
 }
 
 /// All `*.pkt` files under `dir`, sorted.
