@@ -48,8 +48,7 @@ pub enum Command {
     /// Run packetdrill scripts against ccsim's TCP (exit 1 if any fails).
     #[command(after_help = "Example:\n  ccsim pdrill tests/*.pkt --hz 250 --json")]
     Pdrill(PdrillArgs),
-    /// Run packetdrill's TCP suite and compare with what Linux 6.18 does (exit 1 where ccsim fails a
-    /// script Linux passes).
+    /// Run packetdrill's TCP suite beside Linux 6.18's results (exit 1 where only Linux passes).
     #[command(after_help = "Examples:\n  ccsim conformance                     # the in-scope scripts\n  \
                             ccsim conformance --all --suite ../packetdrill/gtests/net/tcp/..\n\nThe suite: \
                             CCSIM_PACKETDRILL, else ../shared/conformance/packetdrill (holding upstream/).")]
