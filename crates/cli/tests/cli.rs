@@ -23,7 +23,14 @@ fn subcommands() -> Vec<String> {
     let text = String::from_utf8(o.stdout).unwrap();
     let after = text.split("Commands:").nth(1).expect("a Commands section");
     let section = after.split("\n\n").next().unwrap();
-    section.lines().filter_map(|l| l.split_whitespace().next()).filter(|w| *w != "help").map(str::to_string).collect()
+    // A command's line starts with two spaces and its name; a wrapped description, with more.
+    section
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| *w != "help")
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
