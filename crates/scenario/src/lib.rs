@@ -75,11 +75,13 @@ fn value_path(text: &str, at: usize) -> Option<String> {
         }
     }
     fn in_value(v: &Value, at: usize) -> Option<String> {
-        match v {
+        let inner = match v {
             Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| in_value(v, at).map(|p| format!("[{i}]{p}"))),
             Value::InlineTable(t) => t.iter().find_map(|(k, v)| in_value(v, at).map(|p| format!(".{k}{p}"))),
-            _ => v.span().filter(|s| s.contains(&at)).map(|_| String::new()),
-        }
+            _ => None,
+        };
+        // Not inside one of its elements: the value itself (an array where a number belongs).
+        inner.or_else(|| v.span().filter(|s| s.contains(&at)).map(|_| String::new()))
     }
     in_table(toml_edit::ImDocument::parse(text).ok()?.as_table(), at)
 }

@@ -6,12 +6,41 @@ use ccsim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// A number or a string with a unit, as written in the file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Quantity {
     Int(i64),
     Float(f64),
     Str(String),
+}
+
+/// Read by hand rather than as serde's untagged enum, whose error ("data did not match any
+/// variant of untagged enum Quantity") says nothing a user can act on.
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number or a quantity with its unit, e.g. \"10Gbps\", \"20ms\", \"75KB\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Quantity, E> {
+                Ok(Quantity::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Quantity, E> {
+                i64::try_from(v)
+                    .map(Quantity::Int)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<Quantity, E> {
+                Ok(Quantity::Float(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Quantity, E> {
+                Ok(Quantity::Str(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl From<&str> for Quantity {
