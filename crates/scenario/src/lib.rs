@@ -49,6 +49,16 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario> {
             }
             None => (String::new(), None),
         };
+        // A required top-level table missing is named as such, not blamed on the table the
+        // parser happened to be looking at.
+        if let Some(name) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+            let top_level = !text.lines().any(|l| l.trim_start().starts_with(&format!("[{name}")))
+                && ["topology", "run"].contains(&name);
+            if top_level && !toml_edit::ImDocument::parse(text).is_ok_and(|d| d.contains_key(name)) {
+                return Error::new(name, format!("the [{name}] table is missing; every scenario has one"))
+                    .in_file(file);
+            }
+        }
         // A bad value (a word not allowed, a wrong type) is named by its own path; anything else
         // by its table.
         let field = e.span().and_then(|s| value_path(text, s.start)).or(table).unwrap_or_default();
@@ -95,9 +105,27 @@ pub fn load(path: &std::path::Path) -> Result<Scenario> {
 /// checked as if the file held it.
 pub fn load_with(path: &std::path::Path, sets: &[Override]) -> Result<Scenario> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::new("", format!("cannot read: {e}")).in_file(&file))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::new("", format!("cannot read: {e}")).in_file(&file))?;
+    let text = utf8(&bytes).map_err(|e| e.in_file(&file))?;
     let dir = path.parent().map(|d| if d.as_os_str().is_empty() { std::path::Path::new(".") } else { d });
     parse_with(&text, &file, dir, sets)
+}
+
+/// The file's text, or where it stops being UTF-8 (line, column, byte offset).
+fn utf8(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        Error::new(
+            "",
+            format!(
+                "not UTF-8 text: invalid byte 0x{:02x} at line {line}, column {col} (byte {}); a scenario is a UTF-8 TOML file",
+                bytes[e.valid_up_to()],
+                e.valid_up_to()
+            ),
+        )
+    })
 }
 
 /// Parse scenario text with overrides; `dir` is where file names in it (a CDF) are relative to.
