@@ -108,7 +108,7 @@ pub fn load_with(path: &std::path::Path, sets: &[Override]) -> Result<Scenario> 
     let bytes = std::fs::read(path).map_err(|e| Error::new("", format!("cannot read: {e}")).in_file(&file))?;
     let text = utf8(&bytes).map_err(|e| e.in_file(&file))?;
     let dir = path.parent().map(|d| if d.as_os_str().is_empty() { std::path::Path::new(".") } else { d });
-    parse_with(&text, &file, dir, sets)
+    parse_with(text, &file, dir, sets)
 }
 
 /// The file's text, or where it stops being UTF-8 (line, column, byte offset).
