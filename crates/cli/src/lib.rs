@@ -79,7 +79,10 @@ pub(crate) fn overrides(sets: &[String]) -> Result<Vec<scenario::Override>, Stri
 fn cmd_check(a: CheckArgs) -> Result<(), String> {
     let path = a.scenario.display().to_string();
     let s = scenario::load_with(&a.scenario, &overrides(&a.sets)?).map_err(|e| e.to_string())?;
-    scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
+    let built = scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
+    for w in scenario::warnings(&s, &built) {
+        eprintln!("warning: {path}: {w}");
+    }
     print!("{}", scenario::resolved_toml(&s));
     Ok(())
 }

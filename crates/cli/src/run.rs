@@ -75,6 +75,11 @@ pub fn cmd(a: RunArgs) -> Result<(), RunEnd> {
     let s = scenario::load_with(&a.scenario, &sets).map_err(|e| RunEnd::Failed(e.to_string()))?;
     let built = scenario::build(&s).map_err(|e| RunEnd::Failed(e.in_file(&path).to_string()))?;
     check_out(&dir, a.force).map_err(RunEnd::Failed)?;
+    if !quiet {
+        for w in scenario::warnings(&s, &built) {
+            eprintln!("warning: {path}: {w}");
+        }
+    }
     let resolved = scenario::resolved_toml(&s);
     let work = partial_dir(&dir);
     let _ = std::fs::remove_dir_all(&work);

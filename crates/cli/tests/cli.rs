@@ -201,3 +201,27 @@ fn an_interrupted_run_writes_what_it_has_and_says_so() {
     assert!(summary["queues"][0]["utilisation"].as_f64().unwrap() > 0.9);
     assert!(out.join("queue_s_c.csv").exists());
 }
+
+#[test]
+fn check_warns_of_probable_mistakes_and_shipped_scenarios_have_none() {
+    let scen = root().join("scenarios/mininet-dctcp.toml");
+    let o = ccsim()
+        .arg("check")
+        .arg(&scen)
+        .args(["--set", "queues.dctcp.classes[0].k=500", "--set", "flows[0].start=30s", "--set", "record.interval=1us"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "warnings are not errors");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for field in ["queues.dctcp.classes[0].k", "flows[0].start", "record.interval"] {
+        assert!(err.contains("warning: ") && err.contains(field), "{field}: {err}");
+    }
+    for e in std::fs::read_dir(root().join("scenarios")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let o = ccsim().arg("check").arg(&p).output().unwrap();
+            assert!(o.status.success());
+            assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", p.display());
+        }
+    }
+}

@@ -12,6 +12,7 @@ mod overrides;
 mod results;
 pub mod spec;
 mod units;
+mod warnings;
 
 pub use addr::{host_addresses, host_ipv4};
 pub use build::{build, parse_cdf, Built, Workload, BUFFER_PRESETS, BUILTIN_CDFS};
@@ -26,6 +27,7 @@ pub use results::{
 };
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
+pub use warnings::{warnings, Warning, LARGE_SERIES_ROWS};
 
 /// Parse a scenario from TOML text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Scenario> {
