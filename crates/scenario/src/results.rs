@@ -335,8 +335,8 @@ pub fn queue_csv_name(port: &str) -> String {
 pub fn queue_files(ports: &[String]) -> Vec<String> {
     let mut files: Vec<String> = Vec::with_capacity(ports.len());
     for p in ports {
-        let stem = format!("queue_{}", file_name(p));
-        let mut name = format!("{stem}.csv");
+        let mut name = queue_csv_name(p);
+        let stem = name.trim_end_matches(".csv").to_string();
         let mut n = 1;
         while files.contains(&name) {
             n += 1;
