@@ -1,6 +1,7 @@
 //! The state of a running network (`Core`): ports, connections, the packet pool, the event list,
 //! and its construction from a topology and flows.
 
+use crate::capture::Capturer;
 use crate::conn::Conn;
 use crate::event_loop::Ev;
 use crate::flows::{FlowDone, FlowKind, FlowSpec, PingRecord, PingSpec};
@@ -82,6 +83,8 @@ pub(crate) struct Core<Q> {
     pub(crate) queue_series: Vec<Vec<PortSample>>,
     /// Per flow: its sender's samples when `series` is on.
     pub(crate) flow_series: Vec<Vec<FlowSample>>,
+    /// Packet captures (`Sim::set_capture`); None: no capture, and no cost.
+    pub(crate) capture: Option<Box<Capturer>>,
 }
 
 impl<Q: EventQueue<Ev>> Core<Q> {
@@ -191,6 +194,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             queue_samples: Vec::new(),
             queue_series: Vec::new(),
             flow_series: vec![Vec::new(); nflows],
+            capture: None,
         };
         for (i, f) in flows.into_iter().enumerate() {
             if let Some(t) = f.connect {

@@ -21,11 +21,13 @@
 //! - `lifecycle.rs` — connections opened at any time, ephemeral ports, release after close;
 //! - `buffer.rs` — a switch's shared buffer with dynamic thresholds (admission, accounting);
 //! - `switch.rs` — switches as entities that own their ports (switch-wide state lives here);
+//! - `capture.rs` — packet capture: copies of packets at chosen ports, in time order, to a sink;
 //! - `record.rs` — sampling, and the counters and records read at the end;
 //! - `flows.rs`  — what a flow or ping probe is asked to do, and what it did.
 
 mod app;
 mod buffer;
+mod capture;
 mod conn;
 mod core;
 mod event_loop;
@@ -55,6 +57,7 @@ fn assert_cache_lines(fields: &[(&str, usize, usize, usize)]) {
 }
 
 pub use buffer::{BufferDrops, BufferError, Refusal, SharedBuffer, SharedBufferSpec};
+pub use capture::{CaptureCount, CapturePoint, CaptureSpec, CapturedPacket, CapturedPayload, PacketSink};
 pub use flows::{FlowDone, FlowKind, FlowRecord, FlowSpec, Lifecycle, PingRecord, PingReplyRecord, PingSpec};
 pub use fq::FqSpec;
 pub use ideal::{ideal_fct, Hop, WireSizes};

@@ -198,6 +198,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             port.busy_ns += t.ns();
             port.tx_bytes += wire as u64;
             port.tx_packets += 1;
+            if let Some(cap) = self.capture.as_deref_mut() {
+                cap.egress(pi, start, pkt, &self.conns, self.q.now());
+            }
             // A host's data segment returns its TSQ budget when its transmission ends (at a switch
             // the segment is not read: it sits in another cache line than the header).
             if port.from_host {
@@ -284,6 +287,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         port.busy_ns += t.ns();
         port.tx_bytes += size as u64;
         port.tx_packets += 1;
+        if let Some(cap) = self.capture.as_deref_mut() {
+            cap.egress(pi, now, self.pool.get(id), &self.conns, now);
+        }
         self.q.schedule(now + t, Ev::TxDone(pi as u32));
     }
 
@@ -348,6 +354,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             self.q.schedule(next, Ev::Arrive(pi as u32));
         }
         let node = port.to;
+        if let Some(cap) = self.capture.as_deref_mut() {
+            cap.ingress(pi, self.pool.get(id), &self.conns, now);
+        }
         let dst = self.pool.get(id).dst;
         if node == dst {
             if self.cfg.gro || self.cfg.rx_coalesce > SimTime::ZERO {

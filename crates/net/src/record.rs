@@ -1,6 +1,7 @@
 //! Sampling and records: monitored ports and flows sampled at the recording interval, and the
 //! counters and records read at the end of a run.
 
+use crate::capture::CaptureCount;
 use crate::conn::Conn;
 use crate::core::Core;
 use crate::event_loop::Ev;
@@ -115,6 +116,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn into_records(mut self, event_list: EventList) -> Records {
         // An interrupted run is recorded up to where it stopped.
         let duration = self.stopped_at.unwrap_or(self.cfg.duration);
+        let captures = self.capture.take().map(|c| c.finish(duration)).unwrap_or_default();
         let monitor = std::mem::take(&mut self.cfg.monitor);
         let samples = std::mem::take(&mut self.queue_samples);
         let series = std::mem::take(&mut self.queue_series);
@@ -182,6 +184,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     drops: b.buf.drops,
                 })
                 .collect(),
+            captures,
             topology: self.topo,
         }
     }
@@ -256,6 +259,8 @@ pub struct Records {
     pub done: Vec<FlowDone>,
     /// Per switch with a shared buffer, in `SimConfig::shared_buffers` order.
     pub buffers: Vec<BufferRecord>,
+    /// Per packet capture, in `Sim::set_capture` order: what it took.
+    pub captures: Vec<CaptureCount>,
 }
 
 /// The warm-up cut, the one place it is computed: the index of the first sample taken at or

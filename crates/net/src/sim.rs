@@ -2,6 +2,7 @@
 //! and `Sim`, which runs a network's `Core` on a heap or a timing wheel and hands over its records.
 
 use crate::buffer::SharedBufferSpec;
+use crate::capture::{CaptureSpec, Capturer, PacketSink};
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowSpec, PingSpec};
@@ -231,6 +232,13 @@ impl Sim {
     /// still open) instead of keeping them for `Records::done`.
     pub fn set_flow_sink(&mut self, sink: Box<dyn FlowSink>) {
         core!(&mut self.0, c => c.sink = Some(sink))
+    }
+    /// Copy the packets crossing the captures' points to `sink`, in time order (before running).
+    pub fn set_capture(&mut self, specs: Vec<CaptureSpec>, sink: Box<dyn PacketSink>) {
+        core!(&mut self.0, c => {
+            let ports = c.ports.len();
+            c.capture = Some(Box::new(Capturer::new(specs, ports, sink)));
+        })
     }
     /// End the run and hand over its records; the network is dropped.
     pub fn into_records(self) -> Records {
