@@ -119,5 +119,13 @@ pub(crate) fn print_summary(s: &scenario::Summary, dir: &std::path::Path) {
             eprintln!("{line}");
         }
     }
+    for c in &s.captures {
+        let beyond = if c.beyond_limit > 0 {
+            format!(" ({} more past record.pcap_max_packets, not written)", c.beyond_limit)
+        } else {
+            String::new()
+        };
+        eprintln!("capture {}: {} packets in {}{beyond}", c.name, c.packets, c.file);
+    }
     eprintln!("results in {}", dir.display());
 }

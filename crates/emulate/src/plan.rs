@@ -205,6 +205,14 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
             "a shared switch buffer cannot be emulated: the kernel's qdiscs keep a limit per port",
         ));
     }
+    if !s.record.pcap.is_empty() {
+        return Err(refuse(
+            file,
+            "record.pcap",
+            "packet captures are written by the simulator only; on the emulated network run tcpdump in a \
+             host's namespace (`ip netns exec NS tcpdump -i DEV -w FILE`, names in commands.sh)",
+        ));
+    }
     if !s.workloads.is_empty() {
         return Err(refuse(
             file,

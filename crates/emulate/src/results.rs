@@ -365,6 +365,7 @@ pub fn write(r: &RawResults, resolved: &str, dir: &Path) -> std::io::Result<Summ
         pings,
         buffers: Vec::new(),
         fct: None,
+        captures: Vec::new(),
     };
     if !r.interrupted {
         let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;

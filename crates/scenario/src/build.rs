@@ -5,6 +5,7 @@
 
 mod base_rtt;
 mod buffers;
+mod capture;
 mod flows;
 mod queues;
 mod tcp;
@@ -12,6 +13,7 @@ mod topology;
 mod workloads;
 
 pub use buffers::BUFFER_PRESETS;
+pub use capture::{Captures, DEFAULT_MAX_PACKETS, DEFAULT_SNAPLEN};
 pub use workloads::{parse_cdf, Workload, BUILTIN_CDFS};
 
 use crate::error::{Error, Result};
@@ -38,6 +40,8 @@ pub struct Built {
     pub warmup: SimTime,
     /// `[[workloads]]`: traffic generated during the run.
     pub workloads: Vec<Workload>,
+    /// `record.pcap`: packet captures.
+    pub captures: Captures,
 }
 
 /// Resolve the scenario.
@@ -65,6 +69,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
     let monitored = monitored_ports(&s.record, &topo)?;
     let record = RecordTimes::of(&s.record, run_duration, monitored.ports.len())?;
     let hosts = HostTiming::of(&s.topology)?;
+    let captures = capture::captures(&s.record, &topo, run_duration)?;
     let cfg = SimConfig {
         seed: s.run.seed,
         duration: run_duration,
@@ -79,7 +84,17 @@ pub fn build(s: &Scenario) -> Result<Built> {
         event_list: Default::default(),
         shared_buffers,
     };
-    Ok(Built { cfg, topo, routes, flows, pings, monitor_names: monitored.names, warmup: record.warmup, workloads })
+    Ok(Built {
+        cfg,
+        topo,
+        routes,
+        flows,
+        pings,
+        monitor_names: monitored.names,
+        warmup: record.warmup,
+        workloads,
+        captures,
+    })
 }
 
 impl From<spec::PingEcn> for Ecn {

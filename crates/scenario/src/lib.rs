@@ -15,15 +15,17 @@ mod units;
 mod warnings;
 
 pub use addr::{host_addresses, host_ipv4};
-pub use build::{build, parse_cdf, Built, Workload, BUFFER_PRESETS, BUILTIN_CDFS};
+pub use build::{
+    build, parse_cdf, Built, Captures, Workload, BUFFER_PRESETS, BUILTIN_CDFS, DEFAULT_MAX_PACKETS, DEFAULT_SNAPLEN,
+};
 pub use error::{Error, Result};
 pub use fct::{FctCollector, FctFile, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
 /// Read and parse a scenario file (`load`, under a name that says what it loads).
 pub use load as load_scenario;
 pub use overrides::{apply_overrides, toml_from_json, Override};
 pub use results::{
-    queue_csv_name, queue_files, run_built, run_built_to, run_to_dir, write_results, BufferSummary, FlowSummary,
-    Outcome, PingSummary, QueueSummary, RpcSummary, Summary,
+    queue_csv_name, queue_files, run_built, run_built_to, run_to_dir, write_results, BufferSummary, CaptureSummary,
+    FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Streams, Summary,
 };
 pub use spec::Scenario;
 pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
@@ -154,6 +156,13 @@ pub fn resolved_toml(s: &Scenario) -> String {
     }
     for l in &mut s.topology.links {
         normalise(&mut l.rate);
+    }
+    if !s.record.pcap.is_empty() {
+        let r = &mut s.record;
+        r.pcap_snaplen.get_or_insert(DEFAULT_SNAPLEN);
+        r.pcap_max_packets.get_or_insert(DEFAULT_MAX_PACKETS);
+        r.pcap_start.get_or_insert_with(|| "0s".into());
+        r.pcap_stop.get_or_insert_with(|| s.run.duration.clone());
     }
     for q in s.queues.values_mut() {
         if q.scheduler == spec::SchedulerKind::Fq && q.fq.is_none() {

@@ -5,6 +5,7 @@ use crate::fct::{FctCollector, FctFile, FctReport};
 use ccsim_cc::{CcInfo, TCP_INFINITE_SSTHRESH};
 use ccsim_engine::SimTime;
 use ccsim_net::{FlowKind, FlowSample, Records, Sim};
+use ccsim_pcap::CaptureFiles;
 use ccsim_report::{cdf_plot, fmt_f64, summarize, Cell, CsvWriter, IntHistogram, Plot, PlotKind, Series};
 use serde::Serialize;
 use std::io::Write;
@@ -135,6 +136,29 @@ pub struct Summary {
     /// Flow completion times of the workloads' flows (scenarios with `[[workloads]]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<FctReport>,
+    /// Packet captures (`record.pcap`), when written to a results directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<CaptureSummary>,
+}
+
+/// One packet capture's file and what it holds.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CaptureSummary {
+    /// The host or port captured, as `record.pcap` names it.
+    pub name: String,
+    pub file: String,
+    pub packets: u64,
+    /// Packets in the capture's time window past `record.pcap_max_packets`, not written.
+    pub beyond_limit: u64,
+}
+
+/// Files a run writes while it goes on.
+#[derive(Default)]
+pub struct Streams {
+    /// `fct.csv`: the workloads' flows as they finish.
+    pub fct_csv: Option<FctFile>,
+    /// The pcap files of `record.pcap`'s captures.
+    pub pcap: Option<CaptureFiles>,
 }
 
 /// A finished run: the summary plus the records for CSVs and plots.
@@ -152,13 +176,13 @@ fn round6(x: f64) -> f64 {
 
 /// Run a built scenario to the end, reporting progress (simulated seconds) to `progress`.
 pub fn run_built(b: Built, progress: impl FnMut(SimTime, SimTime)) -> Outcome {
-    run_built_to(b, None, None, progress).expect("no fct.csv to write")
+    run_built_to(b, Streams::default(), None, progress).expect("no file to write")
 }
 
-/// As `run_built`, writing the workloads' flows to `fct_csv` (`fct.csv`) while the run goes on.
+/// As `run_built`, writing `streams` (`fct.csv`, packet captures) while the run goes on.
 pub fn run_built_to(
     b: Built,
-    fct_csv: Option<FctFile>,
+    streams: Streams,
     stop: Option<Arc<AtomicBool>>,
     mut progress: impl FnMut(SimTime, SimTime),
 ) -> std::io::Result<Outcome> {
@@ -172,8 +196,10 @@ pub fn run_built_to(
         None
     } else {
         let names = b.workloads.iter().map(|w| w.name.clone()).collect();
-        Some(FctCollector::new(b.topo.names.clone(), names, fct_csv)?)
+        Some(FctCollector::new(b.topo.names.clone(), names, streams.fct_csv)?)
     };
+    let capture_specs = b.captures.specs.clone();
+    let capture_files = b.captures.files.clone();
     let mut sim =
         Sim::with_routes(b.cfg, b.topo, b.routes, b.flows, b.pings).expect("routes were checked when building");
     for w in b.workloads {
@@ -181,6 +207,9 @@ pub fn run_built_to(
     }
     if let Some(c) = &collector {
         sim.set_flow_sink(c.sink());
+    }
+    if let Some(p) = &streams.pcap {
+        sim.set_capture(capture_specs.clone(), p.sink());
     }
     if let Some(stop) = stop {
         sim.set_stop(stop);
@@ -191,6 +220,23 @@ pub fn run_built_to(
     let duration = stopped.unwrap_or(planned);
     let records = sim.into_records();
     let fct = collector.map(|c| c.finish(warmup)).transpose()?;
+    let captures = match streams.pcap {
+        Some(p) => {
+            p.finish().map_err(std::io::Error::other)?;
+            capture_specs
+                .iter()
+                .zip(capture_files)
+                .zip(&records.captures)
+                .map(|((s, file), n)| CaptureSummary {
+                    name: s.name.clone(),
+                    file,
+                    packets: n.packets,
+                    beyond_limit: n.beyond_limit,
+                })
+                .collect()
+        }
+        None => Vec::new(),
+    };
     let mut queues = Vec::new();
     for (k, port) in records.ports.iter().enumerate() {
         let mut h = IntHistogram::new();
@@ -320,6 +366,7 @@ pub fn run_built_to(
         pings,
         buffers,
         fct,
+        captures,
     };
     Ok(Outcome { summary, records, built_names: names, interval, warmup })
 }
@@ -333,14 +380,20 @@ pub fn queue_csv_name(port: &str) -> String {
 /// The queue series' files of the monitored ports, in order: `queue_csv_name`, with `_2`, `_3`
 /// added to a name an earlier port already made (`a_b->c` and `a->b_c` both make `a_b_c`).
 pub fn queue_files(ports: &[String]) -> Vec<String> {
-    let mut files: Vec<String> = Vec::with_capacity(ports.len());
-    for p in ports {
-        let mut name = queue_csv_name(p);
-        let stem = name.trim_end_matches(".csv").to_string();
+    numbered_files(ports, "queue_", "csv")
+}
+
+/// Files `{prefix}{name}.{ext}` for `names` (ports, hosts), each name made a file name and
+/// numbered `_2`, `_3` where an earlier one already made it: never two the same.
+pub(crate) fn numbered_files(names: &[String], prefix: &str, ext: &str) -> Vec<String> {
+    let mut files: Vec<String> = Vec::with_capacity(names.len());
+    for p in names {
+        let stem = format!("{prefix}{}", file_name(p));
+        let mut name = format!("{stem}.{ext}");
         let mut n = 1;
         while files.contains(&name) {
             n += 1;
-            name = format!("{stem}_{n}.csv");
+            name = format!("{stem}_{n}.{ext}");
         }
         files.push(name);
     }
@@ -366,8 +419,14 @@ pub fn run_to_dir(
         let file = std::fs::File::create(&f).map_err(|e| format!("{}: cannot create: {e}", f.display()))?;
         Some(FctFile { file, path: f })
     };
-    let outcome = run_built_to(built, fct_csv, stop, progress)
-        .map_err(|e| format!("{}: cannot write fct.csv: {e}", dir.display()))?;
+    let pcap = if built.captures.specs.is_empty() {
+        None
+    } else {
+        let paths: Vec<_> = built.captures.files.iter().map(|f| dir.join(f)).collect();
+        Some(CaptureFiles::create(&paths, crate::host_addresses(&built.topo), built.captures.snaplen)?)
+    };
+    let outcome = run_built_to(built, Streams { fct_csv, pcap }, stop, progress)
+        .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
     write_results(&outcome, resolved, dir).map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
     Ok(outcome)
 }

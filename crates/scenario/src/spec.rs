@@ -838,11 +838,37 @@ pub struct Record {
     pub series: bool,
     /// Ignore samples before this time in summaries (default "0s").
     pub warmup: Quantity,
+    /// Packet captures, one pcap file each: a host (what its NIC sends and receives) or a port
+    /// "from->to" (what leaves by it). Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<String>,
+    /// Bytes kept of each captured packet (default 128: every header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap_snaplen: Option<u32>,
+    /// The most packets each capture keeps (default 1000000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap_max_packets: Option<u64>,
+    /// Capture packets from this time (default "0s") ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap_start: Option<Quantity>,
+    /// ... until this one (default: the end of the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap_stop: Option<Quantity>,
 }
 
 impl Default for Record {
     fn default() -> Self {
-        Record { interval: "1ms".into(), queues: Vec::new(), series: true, warmup: "0s".into() }
+        Record {
+            interval: "1ms".into(),
+            queues: Vec::new(),
+            series: true,
+            warmup: "0s".into(),
+            pcap: Vec::new(),
+            pcap_snaplen: None,
+            pcap_max_packets: None,
+            pcap_start: None,
+            pcap_stop: None,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use ccsim_engine::SimTime;
 use ccsim_net::{FlowKind, FlowSpec, Traffic};
-use ccsim_scenario::{build, parse, parse_cdf, run_built_to, Built, BUILTIN_CDFS};
+use ccsim_scenario::{build, parse, parse_cdf, run_built_to, Built, Streams, BUILTIN_CDFS};
 use std::collections::BTreeMap;
 
 fn star(hosts: usize, rate: &str, extra: &str) -> String {
@@ -189,7 +189,9 @@ fn mixed_run(dir: &std::path::Path) -> (String, ccsim_scenario::FctReport) {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("fct.csv");
     let file = std::fs::File::create(&path).unwrap();
-    let out = run_built_to(b, Some(ccsim_scenario::FctFile { file, path }), None, |_, _| {}).unwrap();
+    let out =
+        run_built_to(b, Streams { fct_csv: Some(ccsim_scenario::FctFile { file, path }), pcap: None }, None, |_, _| {})
+            .unwrap();
     (std::fs::read_to_string(dir.join("fct.csv")).unwrap(), out.summary.fct.unwrap())
 }
 
@@ -198,7 +200,7 @@ fn every_completed_flow_takes_at_least_its_ideal_time_and_reruns_are_identical()
     let tmp = std::env::temp_dir().join(format!("ccsim-workloads-{}", std::process::id()));
     let (csv, report) = mixed_run(&tmp.join("a"));
     // The analysis read back from fct.csv is the one kept in memory without a file.
-    let in_memory = run_built_to(built(MIXED), None, None, |_, _| {}).unwrap().summary.fct.unwrap();
+    let in_memory = run_built_to(built(MIXED), Streams::default(), None, |_, _| {}).unwrap().summary.fct.unwrap();
     assert_eq!(report, in_memory);
     let (again, _) = mixed_run(&tmp.join("b"));
     let _ = std::fs::remove_dir_all(&tmp);
@@ -251,7 +253,7 @@ rounds_per_s = 200
 [record]
 warmup = "10ms"
 "#;
-    let out = run_built_to(built(text), None, None, |_, _| {}).unwrap();
+    let out = run_built_to(built(text), Streams::default(), None, |_, _| {}).unwrap();
     let q = &out.summary.fct.as_ref().unwrap().workloads[0];
     let g = q.groups.as_ref().unwrap();
     // 10 aggregators at 200 queries/s for 40 ms after the warm-up: about 80 queries of 9.
