@@ -2,6 +2,7 @@
 
 use crate::args::{CompareArgs, EmulateArgs};
 use ccsim_emulate as emulate;
+use std::io::Write;
 use std::path::PathBuf;
 
 pub fn cmd_emulate(a: EmulateArgs) -> Result<(), String> {
@@ -35,7 +36,8 @@ pub fn cmd_emulate(a: EmulateArgs) -> Result<(), String> {
     let dir = PathBuf::from(&out);
     let mut progress = |m: &str| {
         if !quiet {
-            eprintln!("{path}: {m}");
+            // After a SIGHUP the terminal may be gone: the run goes on to clean up regardless.
+            let _ = writeln!(std::io::stderr(), "{path}: {m}");
         }
     };
     let summary = emulate::emulate(path.as_ref(), &dir, opts, &mut progress)?;
