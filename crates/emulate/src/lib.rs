@@ -15,6 +15,7 @@ pub mod compare;
 pub mod netns;
 pub mod plan;
 pub mod qpoll;
+pub mod registry;
 pub mod results;
 pub mod run;
 pub mod sys;
