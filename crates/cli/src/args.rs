@@ -240,7 +240,7 @@ pub struct EmulateArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Remove what an interrupted emulation left behind, and nothing else.
+    /// Remove what killed emulations left behind, as their registries in /run/ccsim list it, and nothing else.
     #[arg(long, conflicts_with_all = ["scenario", "out", "ignore_delay", "max_rate", "ss_every"])]
     pub cleanup: bool,
 }

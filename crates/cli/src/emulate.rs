@@ -2,18 +2,34 @@
 
 use crate::args::{CompareArgs, EmulateArgs};
 use ccsim_emulate as emulate;
+use std::io::Write;
 use std::path::PathBuf;
+
+/// `ccsim emulate --cleanup`: say what was removed, what was left alone and why; fail if a run
+/// was refused or something could not be removed.
+fn cleanup() -> Result<(), String> {
+    let report = emulate::cleanup()?;
+    for r in &report.removed {
+        eprintln!("removed {r}");
+    }
+    for l in &report.left_alone {
+        eprintln!("{l}");
+    }
+    if report.removed.is_empty() && report.refused.is_empty() && report.failed.is_empty() {
+        eprintln!("nothing to clean up");
+    }
+    let problems: Vec<String> =
+        report.refused.iter().cloned().chain(report.failed.iter().map(|f| format!("could not remove {f}"))).collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
 
 pub fn cmd_emulate(a: EmulateArgs) -> Result<(), String> {
     if a.cleanup {
-        let removed = emulate::cleanup()?;
-        if removed.is_empty() {
-            eprintln!("nothing to clean up");
-        }
-        for r in removed {
-            eprintln!("removed {r}");
-        }
-        return Ok(());
+        return cleanup();
     }
     let (Some(path), Some(out)) = (a.scenario, a.out) else {
         return Err("ccsim emulate needs SCENARIO.toml and --out DIR (or --cleanup)".into());
@@ -35,7 +51,8 @@ pub fn cmd_emulate(a: EmulateArgs) -> Result<(), String> {
     let dir = PathBuf::from(&out);
     let mut progress = |m: &str| {
         if !quiet {
-            eprintln!("{path}: {m}");
+            // After a SIGHUP the terminal may be gone: the run goes on to clean up regardless.
+            let _ = writeln!(std::io::stderr(), "{path}: {m}");
         }
     };
     let summary = emulate::emulate(path.as_ref(), &dir, opts, &mut progress)?;

@@ -1,6 +1,9 @@
 //! `ccsim emulate` on this machine's kernel (needs root): a short DCTCP run through a real
 //! HTB + BPF-marking switch, and nothing left behind afterwards — also when the run is
-//! interrupted. `ccsim compare` of a simulated and an emulated run of the same scenario.
+//! interrupted or hung up, and, after `ccsim emulate --cleanup`, when it is killed. One run at a
+//! time: a second is refused at once, and so is a clean-up of a live run; a namespace that only
+//! looks like ccsim's is left alone. `ccsim compare` of a simulated and an emulated run of the
+//! same scenario.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +23,34 @@ fn tmp(name: &str) -> Scratch {
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Before the first emulation of this test binary: was tracefs mounted already?
+    TRACEFS_BEFORE.get_or_init(|| tracefs_mounted(TRACEFS));
+    guard
+}
+
+/// Where ccsim mounts tracefs if nobody has.
+const TRACEFS: &str = "/sys/kernel/tracing";
+/// Where ccsim keeps its lock and its runs' registries.
+const RUN_DIR: &str = "/run/ccsim";
+
+static TRACEFS_BEFORE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+fn tracefs_mounted(path: &str) -> bool {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 2 && f[2] == "tracefs" && f[1] == path
+    })
+}
+
+/// Names in `dir` starting with `prefix` (none if `dir` is missing).
+fn entries_starting(dir: &Path, prefix: &str) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<String> =
+        rd.flatten().map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with(prefix)).collect();
+    v.sort();
+    v
 }
 
 fn is_root() -> bool {
@@ -74,6 +104,21 @@ fn leftovers() -> Vec<String> {
                 found.push(format!("cgroup {n}"));
             }
         }
+    }
+    for tracing in [TRACEFS, "/sys/kernel/debug/tracing"] {
+        let instances = Path::new(tracing).join("instances");
+        for n in entries_starting(&instances, "ccsim-") {
+            found.push(format!("ftrace instance {}", instances.join(n).display()));
+        }
+    }
+    if tracefs_mounted(TRACEFS) && TRACEFS_BEFORE.get() == Some(&false) {
+        found.push(format!("tracefs mount {TRACEFS} (not there when the tests began)"));
+    }
+    for n in entries_starting(&std::env::temp_dir(), "ccsim-emulate-") {
+        found.push(format!("work directory {}", std::env::temp_dir().join(n).display()));
+    }
+    for n in entries_starting(Path::new(RUN_DIR), "emulate-") {
+        found.push(format!("registry {RUN_DIR}/{n}"));
     }
     found
 }
@@ -191,6 +236,22 @@ fn emulated_dctcp_keeps_the_queue_near_k_and_leaves_nothing_behind() {
     assert!(d < 5.0, "queue CDF median distance sim vs kernel {d} packets");
 }
 
+/// Starts an emulation of the smoke scenario, sends it `signal` mid-run, and checks that it
+/// stopped without success and without leaving anything.
+fn stopped_by_signal_cleans_up(signal: &str) {
+    let base = tmp(&format!("emu-{signal}"));
+    let file = scenario_file(&base);
+    let mut child =
+        ccsim().arg("emulate").arg(&file).arg("--out").arg(base.join("out")).arg("--quiet").spawn().unwrap();
+    // Interrupt mid-run, as Ctrl-C (INT) or a closed terminal (HUP) would.
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let _ = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+    let st = child.wait().unwrap();
+    assert!(!st.success(), "a run stopped by SIG{signal} must not report success");
+    assert!(!base.join("out/summary.json").exists(), "a run stopped by SIG{signal} must not write summary.json");
+    assert_eq!(leftovers_settled(), Vec::<String>::new(), "leftovers after a run stopped by SIG{signal}");
+}
+
 #[test]
 fn an_interrupted_emulation_cleans_up() {
     if !is_root() {
@@ -198,17 +259,60 @@ fn an_interrupted_emulation_cleans_up() {
         return;
     }
     let _one = serial();
-    let base = tmp("emu-int");
-    let file = scenario_file(&base);
-    let mut child =
-        ccsim().arg("emulate").arg(&file).arg("--out").arg(base.join("out")).arg("--quiet").spawn().unwrap();
-    // Interrupt mid-run, as Ctrl-C would.
-    std::thread::sleep(std::time::Duration::from_millis(2000));
-    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    let st = child.wait().unwrap();
-    assert!(!st.success(), "an interrupted run must not report success");
-    assert!(!base.join("out/summary.json").exists(), "an interrupted run must not write summary.json");
-    assert_eq!(leftovers_settled(), Vec::<String>::new(), "leftovers after an interrupted run");
+    stopped_by_signal_cleans_up("INT");
+}
+
+#[test]
+fn a_hung_up_emulation_cleans_up() {
+    if !is_root() {
+        eprintln!("skipped: ccsim emulate needs root");
+        return;
+    }
+    let _one = serial();
+    stopped_by_signal_cleans_up("HUP");
+}
+
+/// TCP-NV with a base-RTT rule: besides namespaces, the loader and the ftrace instance, the run
+/// makes a cgroup. Long enough to be killed mid-run.
+const NV_SCENARIO: &str = r#"
+description = "emulation clean-up test: TCP-NV with a base-RTT rule, so the run makes a cgroup too"
+[run]
+duration = "5s"
+[tcp]
+cc = "nv"
+[topology]
+type = "star"
+hosts = ["a", "c"]
+rate = "100Mbps"
+delay = "10us"
+[[flows]]
+name = "a"
+src = "a"
+dst = "c"
+[[base_rtt]]
+base_rtt = "80us"
+cc = "nv"
+src = ["a", "c"]
+dst = ["a", "c"]
+[record]
+queues = ["s->c"]
+"#;
+
+/// The registry file of the run with process id `pid`, once it lists `kind` (waits up to 20 s).
+fn registry_listing(pid: u32, kind: &str) -> Option<(PathBuf, String)> {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < std::time::Duration::from_secs(20) {
+        for n in entries_starting(Path::new(RUN_DIR), &format!("emulate-{pid}-")) {
+            let path = Path::new(RUN_DIR).join(&n);
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                if n.ends_with(".json") && text.contains(&format!("\"kind\": \"{kind}\"")) {
+                    return Some((path, text));
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
 }
 
 #[test]
@@ -218,11 +322,111 @@ fn cleanup_removes_what_a_killed_run_left() {
         return;
     }
     let _one = serial();
-    // A namespace as a killed run would leave it.
-    let name = "csfeed-0";
-    assert!(Command::new("ip").args(["netns", "add", name]).status().unwrap().success());
+    let base = tmp("emu-kill");
+    std::fs::create_dir_all(&base).unwrap();
+    let file = base.join("nv.toml");
+    std::fs::write(&file, NV_SCENARIO).unwrap();
+    let mut child =
+        ccsim().arg("emulate").arg(&file).arg("--out").arg(base.join("out")).arg("--quiet").spawn().unwrap();
+    // Once the run traces (it made everything else before), kill it as `kill -9` would.
+    let found = registry_listing(child.id(), "ftrace_instance");
+    let _ = child.kill();
+    let _ = child.wait();
+    let (registry, text) = found.expect("the run recorded its ftrace instance within 20 s");
+    for kind in ["namespace", "cgroup", "bpf_loader", "ftrace_instance", "work_dir"] {
+        assert!(text.contains(&format!("\"kind\": \"{kind}\"")), "no {kind} in the registry: {text}");
+    }
+    let before = leftovers();
+    assert!(before.iter().any(|l| l.starts_with("ftrace instance")), "a killed run leaves its trace: {before:?}");
+    assert!(before.iter().any(|l| l.starts_with("namespace")), "{before:?}");
+
     let out = ccsim().args(["emulate", "--cleanup"]).output().unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains(name), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(leftovers(), Vec::<String>::new());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for what in ["removed ftrace instance", "removed namespace", "removed cgroup", "removed work directory"] {
+        assert!(err.contains(what), "`{what}` missing from: {err}");
+    }
+    assert!(err.contains(&format!("removed registry {}", registry.display())), "{err}");
+    assert_eq!(leftovers_settled(), Vec::<String>::new(), "leftovers after --cleanup");
+    // A second clean-up tells the truth: there is nothing left.
+    let again = ccsim().args(["emulate", "--cleanup"]).output().unwrap();
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8_lossy(&again.stderr).trim(), "nothing to clean up");
+}
+
+#[test]
+fn a_second_run_and_a_cleanup_are_refused_while_a_run_is_alive() {
+    if !is_root() {
+        eprintln!("skipped: ccsim emulate needs root");
+        return;
+    }
+    let _one = serial();
+    let base = tmp("emu-two");
+    let file = scenario_file(&base);
+    let first = ccsim()
+        .arg("emulate")
+        .arg(&file)
+        .arg("--out")
+        .arg(base.join("first"))
+        .arg("--quiet")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    let recorded = registry_listing(pid, "namespace");
+    let t0 = std::time::Instant::now();
+    let second = ccsim().arg("emulate").arg(&file).arg("--out").arg(base.join("second")).arg("--quiet").output();
+    let took = t0.elapsed();
+    let cleanup = ccsim().args(["emulate", "--cleanup"]).output();
+    let first = first.wait_with_output().unwrap();
+    assert!(recorded.is_some(), "the first run did not record its namespaces within 20 s");
+    let second = second.unwrap();
+    let msg = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "two emulations ran at once");
+    assert!(took < std::time::Duration::from_secs(2), "the second run was refused only after {took:?}");
+    assert!(msg.contains("another ccsim emulation is running") && msg.contains(&format!("pid {pid}")), "{msg}");
+    assert!(!base.join("second").exists(), "the refused run wrote {}", base.join("second").display());
+    let cleanup = cleanup.unwrap();
+    let msg = String::from_utf8_lossy(&cleanup.stderr);
+    assert!(!cleanup.status.success(), "--cleanup during a run must refuse: {msg}");
+    assert!(msg.contains(&format!("run pid {pid} is still running; stop it first")), "{msg}");
+    assert!(first.status.success(), "the live run failed: {}", String::from_utf8_lossy(&first.stderr));
+    assert!(base.join("first/summary.json").exists());
+    assert_eq!(leftovers_settled(), Vec::<String>::new(), "leftovers after the run");
+}
+
+/// A namespace the test made itself, deleted when dropped (also when an assertion fails).
+struct OwnNamespace(&'static str);
+
+impl OwnNamespace {
+    fn add(name: &'static str) -> OwnNamespace {
+        let st = Command::new("ip").args(["netns", "add", name]).status().unwrap();
+        assert!(st.success(), "ip netns add {name}");
+        OwnNamespace(name)
+    }
+}
+
+impl Drop for OwnNamespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", self.0]).status();
+    }
+}
+
+#[test]
+fn cleanup_leaves_a_namespace_no_run_recorded_alone() {
+    if !is_root() {
+        eprintln!("skipped: ccsim emulate needs root");
+        return;
+    }
+    let _one = serial();
+    // Named as ccsim names its namespaces (`cs` + 4 hex digits + `-` + a number), made by a user.
+    let ns = OwnNamespace::add("csfeed-0");
+    let out = ccsim().args(["emulate", "--cleanup"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("namespace csfeed-0: not created by a recorded ccsim run, left alone"), "{err}");
+    assert!(!err.contains("removed namespace"), "{err}");
+    let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.lines().any(|l| l.split_whitespace().next() == Some(ns.0)), "csfeed-0 was deleted: {list}");
 }

@@ -29,6 +29,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::registry::{Entry, ProcessId, Record, Resource};
+
 /// The name ccsim's DCTCP registers under (`TCP_CONGESTION`).
 pub const DCTCP_NAME: &str = "ccsim_dctcp";
 /// The name ccsim's TCP-NV registers under (`TCP_CONGESTION`).
@@ -138,6 +140,8 @@ pub struct Loaded {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// The loader's entry in the run's registry, dropped from it once the loader is reaped.
+    entry: Option<Entry>,
 }
 
 fn netns_path(netns: &str) -> String {
@@ -208,12 +212,13 @@ fn write_artefacts(dir: &Path) -> Result<PathBuf, String> {
 }
 
 /// Load and attach everything `setup` asks for; returns once the loader reports `ready`.
-/// `workdir` receives the BPF objects and the loader executable.
-pub fn load(setup: &BpfSetup, workdir: &Path) -> Result<Loaded, String> {
+/// `workdir` receives the BPF objects and the loader executable. The loader process is recorded
+/// in `record` (the run's registry) right after it starts.
+pub fn load(setup: &BpfSetup, workdir: &Path, record: Option<&Record>) -> Result<Loaded, String> {
     available()?;
     #[cfg(not(ccsim_bpf))]
     {
-        let _ = (setup, workdir);
+        let _ = (setup, workdir, record);
         unreachable!("available() fails without ccsim_bpf")
     }
     #[cfg(ccsim_bpf)]
@@ -255,7 +260,13 @@ pub fn load(setup: &BpfSetup, workdir: &Path) -> Result<Loaded, String> {
                 }
             });
         }
-        let mut loaded = Loaded { child: Some(child), stdin, lines, stderr };
+        let pid = child.id();
+        let mut loaded = Loaded { child: Some(child), stdin, lines, stderr, entry: None };
+        if let Some(record) = record {
+            // On error `loaded` is dropped, which stops the loader.
+            let process = ProcessId::of(pid).map_err(|e| format!("the BPF loader (pid {pid}): {e}"))?;
+            loaded.entry = Some(record.add(Resource::BpfLoader(process))?);
+        }
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -379,6 +390,10 @@ impl Drop for Loaded {
                 let _ = c.wait();
             }
         }
+        // Every path that takes the child reaps it: the loader is gone.
+        if let Some(e) = self.entry.take() {
+            e.gone();
+        }
     }
 }
 
@@ -398,49 +413,6 @@ fn wait_timeout(child: &mut Child, limit: Duration) -> bool {
 /// Parse the loader's JSON line.
 pub fn parse_counters(json: &str) -> Result<BpfCounters, String> {
     serde_json::from_str(json).map_err(|e| format!("cannot parse the BPF loader's counters ({e}): {json}"))
-}
-
-/// Kill BPF loaders left behind by an interrupted or killed emulation: every `ccsim-bpf-loader`
-/// whose parent is not a ccsim process (orphans are re-parented to init or a subreaper). Their
-/// struct_ops and cgroup links close with them; their tc filters go with the namespaces.
-pub fn cleanup_loaders() -> Vec<String> {
-    let mut removed = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else { return removed };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
-        let argv0 =
-            cmdline.split(|&b| b == 0).next().map(|a| String::from_utf8_lossy(a).to_string()).unwrap_or_default();
-        if Path::new(&argv0).file_name().and_then(|n| n.to_str()) != Some(LOADER_NAME) {
-            continue;
-        }
-        let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string)))
-            .flatten()
-            .and_then(|p| p.parse::<i32>().ok())
-            .unwrap_or(1);
-        let parent_comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap_or_default();
-        if ppid > 1 && parent_comm.trim().starts_with("ccsim") {
-            continue; // belongs to a running ccsim
-        }
-        // SAFETY: kill(2) with a pid read from /proc has no memory-safety preconditions.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if Path::new(&format!("/proc/{pid}")).exists() {
-            // SAFETY: as above.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-        removed.push(format!("BPF loader (pid {pid})"));
-    }
-    removed
 }
 
 #[cfg(test)]
@@ -720,7 +692,7 @@ mod tests {
             }
             let _rm = Rm(dir.clone());
             let setup = BpfSetup { dctcp: true, nv: true, ..Default::default() };
-            let loaded = load(&setup, &dir).unwrap();
+            let loaded = load(&setup, &dir, None).unwrap();
             let ccs = available_ccs();
             assert!(ccs.split_whitespace().any(|c| c == DCTCP_NAME), "{ccs}");
             assert!(ccs.split_whitespace().any(|c| c == NV_NAME), "{ccs}");
@@ -730,7 +702,7 @@ mod tests {
             assert!(!ccs.split_whitespace().any(|c| c == DCTCP_NAME || c == NV_NAME), "still registered: {ccs}");
 
             // Dropping without finish also unregisters.
-            let loaded = load(&setup, &dir).unwrap();
+            let loaded = load(&setup, &dir, None).unwrap();
             drop(loaded);
             let ccs = available_ccs();
             assert!(!ccs.split_whitespace().any(|c| c == DCTCP_NAME || c == NV_NAME), "still registered: {ccs}");
@@ -754,7 +726,7 @@ mod tests {
                 }],
                 ..Default::default()
             };
-            let err = load(&setup, &pair.workdir).err().expect("must fail");
+            let err = load(&setup, &pair.workdir, None).err().expect("must fail");
             assert!(err.contains("nosuchdev0"), "{err}");
         }
 
@@ -777,7 +749,7 @@ mod tests {
                 }],
                 ..Default::default()
             };
-            let loaded = load(&setup, &pair.workdir).unwrap();
+            let loaded = load(&setup, &pair.workdir, None).unwrap();
             let got = transfer(&pair, DCTCP_NAME, 5301, 3 << 20).unwrap();
             assert_eq!(got, 3 << 20);
             let c = loaded.finish().unwrap();
@@ -810,7 +782,7 @@ mod tests {
             let b: Ipv4Addr = B_IP.parse().unwrap();
             let setup =
                 BpfSetup { nv: true, cgroup: Some(cg), base_rtt: vec![(a, b, 150), (b, a, 150)], ..Default::default() };
-            let loaded = load(&setup, &pair.workdir).unwrap();
+            let loaded = load(&setup, &pair.workdir, None).unwrap();
             let got = transfer(&pair, NV_NAME, 5302, 2 << 20).unwrap();
             assert_eq!(got, 2 << 20);
             let c = loaded.finish().unwrap();

@@ -8,25 +8,36 @@
 //!
 //! The flow is the simulator's: scenario → `plan` (pure, refuses what the kernel cannot do) →
 //! `netns` (build) + `bpf` (load) → `traffic` (applications, sampling in `run`) → `results`.
+//! One emulation at a time holds the lock in `registry`, and records there everything it makes,
+//! so that `cleanup` can remove what a killed run left, and nothing else.
 
 pub mod bpf;
 pub mod capture;
+pub mod cleanup;
 pub mod compare;
 pub mod netns;
 pub mod plan;
 pub mod qpoll;
+pub mod registry;
 pub mod results;
 pub mod run;
 pub mod sys;
 pub mod trace;
 pub mod traffic;
 
+pub use cleanup::CleanupReport;
 pub use plan::Options;
 
-/// A per-run prefix for namespace and device names: `cs` + 4 hex digits.
+/// A per-run prefix for namespace and device names: `cs` + 4 hex digits, one that no existing
+/// namespace starts with (a namespace named like ccsim's may be somebody else's).
 pub fn fresh_prefix() -> String {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    format!("cs{:04x}", ((t as u64) ^ (std::process::id() as u64) << 7) & 0xffff)
+    let seed = ((t as u64) ^ (std::process::id() as u64) << 7) & 0xffff;
+    let existing = netns::ccsim_like_namespaces();
+    (0..0x1_0000u64)
+        .map(|i| format!("cs{:04x}", (seed + i * 0x9e37) & 0xffff))
+        .find(|p| !existing.iter().any(|n| n.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('-'))))
+        .unwrap_or_else(|| format!("cs{seed:04x}"))
 }
 
 /// Emulate a scenario file into `out`. `opts.prefix` is replaced by a fresh one.
@@ -51,11 +62,7 @@ pub fn emulate_scenario(
     let built = ccsim_scenario::build(s).map_err(|e| e.in_file(file).to_string())?;
     opts.prefix = fresh_prefix();
     let plan = plan::plan(s, &built, file, &opts)?;
-    let work = std::env::temp_dir().join(format!("ccsim-emulate-{}", opts.prefix));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let raw = run::run(plan, &work, progress);
-    let _ = std::fs::remove_dir_all(&work);
-    let raw = raw?;
+    let raw = run::run(plan, progress)?;
     let summary = results::write(&raw, &ccsim_scenario::resolved_toml(s), out)
         .map_err(|e| format!("{}: cannot write results: {e}", out.display()))?;
     if raw.interrupted {
@@ -67,48 +74,18 @@ pub fn emulate_scenario(
     Ok(summary)
 }
 
-/// Remove what an interrupted or killed emulation left behind: its namespaces (with their
-/// veths, qdiscs and tc filters), BPF loaders still running, cgroups. Returns what was removed.
-pub fn cleanup() -> Result<Vec<String>, String> {
+/// Remove what killed emulations left behind, as their registries in [`registry::RUN_DIR`] list
+/// it: namespaces (with their veths, qdiscs and tc filters), cgroups, ftrace instances, tracefs
+/// mounts ccsim made, BPF loader processes, work directories. A run whose process is alive is
+/// refused; namespaces no registry lists are left alone, whatever their name.
+pub fn cleanup() -> Result<CleanupReport, String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        let left = netns::leftover_namespaces();
         return Err(format!(
-            "ccsim emulate --cleanup needs root (it deletes network namespaces and BPF programs){}",
-            if left.is_empty() { String::new() } else { format!("; left behind: {}", left.join(", ")) }
+            "ccsim emulate --cleanup needs root (it deletes network namespaces, cgroups and ftrace instances \
+             recorded in {})",
+            registry::RUN_DIR
         ));
     }
-    let mut removed = Vec::new();
-    for ns in netns::leftover_namespaces() {
-        if std::process::Command::new("ip").args(["netns", "del", &ns]).status().is_ok_and(|s| s.success()) {
-            removed.push(format!("namespace {ns}"));
-        }
-    }
-    removed.extend(bpf::cleanup_loaders());
-    if let Ok(mounts) = std::fs::read_to_string("/proc/mounts") {
-        if let Some(root) = mounts
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .find(|f| f.len() > 2 && f[2] == "cgroup2")
-            .map(|f| std::path::PathBuf::from(f[1]))
-        {
-            if let Ok(rd) = std::fs::read_dir(&root) {
-                for e in rd.flatten() {
-                    let name = e.file_name().to_string_lossy().to_string();
-                    if name.starts_with("ccsim-cs") && netns::is_ours(&format!("{}-0", &name[6..])) {
-                        // Move any process still in it out, then remove it.
-                        if let Ok(procs) = std::fs::read_to_string(e.path().join("cgroup.procs")) {
-                            for p in procs.lines() {
-                                let _ = std::fs::write(root.join("cgroup.procs"), p);
-                            }
-                        }
-                        if std::fs::remove_dir(e.path()).is_ok() {
-                            removed.push(format!("cgroup {}", e.path().display()));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(removed)
+    cleanup::cleanup(std::path::Path::new(registry::RUN_DIR))
 }

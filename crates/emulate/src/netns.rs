@@ -3,9 +3,11 @@
 //! can see and replay exactly what was built.
 //!
 //! `Network` owns what it created: dropping it deletes every namespace (which takes the veths,
-//! qdiscs and tc filters with them), after success, failure or an interrupt.
+//! qdiscs and tc filters with them), after success, failure or an interrupt. Each namespace is
+//! recorded in the run's registry before it is made, so a killed run's are found again.
 
 use crate::plan::{Plan, PortPlan};
+use crate::registry::{Entry, Record, Resource};
 use std::process::Command;
 
 /// Runs commands, remembering them.
@@ -32,16 +34,25 @@ pub fn mac(link: usize, side: usize) -> String {
     format!("02:cc:{:02x}:{:02x}:00:{:02x}", (link >> 8) & 0xff, link & 0xff, side + 1)
 }
 
+/// A namespace this run made, and its registry entry.
+struct OwnNamespace {
+    name: String,
+    entry: Entry,
+}
+
 /// The emulated network; deleted on drop.
 pub struct Network {
-    namespaces: Vec<String>,
+    namespaces: Vec<OwnNamespace>,
     pub shell: Shell,
 }
 
 impl Drop for Network {
     fn drop(&mut self) {
         for ns in self.namespaces.drain(..).rev() {
-            let _ = self.shell.run("ip", &["netns", "del", &ns]);
+            // One that cannot be deleted stays in the registry for `ccsim emulate --cleanup`.
+            if self.shell.run("ip", &["netns", "del", &ns.name]).is_ok() {
+                ns.entry.gone();
+            }
         }
     }
 }
@@ -53,12 +64,17 @@ fn htb_burst(rate_bps: u64) -> Option<&'static str> {
 }
 
 impl Network {
-    /// Build everything the plan describes. On error, what was built is removed (drop).
-    pub fn build(plan: &Plan) -> Result<Network, String> {
+    /// Build everything the plan describes, recording each namespace in `record` before making
+    /// it. On error, what was built is removed (drop).
+    pub fn build(plan: &Plan, record: &Record) -> Result<Network, String> {
         let mut net = Network { namespaces: Vec::new(), shell: Shell::default() };
         for n in &plan.nodes {
-            net.shell.run("ip", &["netns", "add", &n.netns])?;
-            net.namespaces.push(n.netns.clone());
+            let entry = record.add(Resource::Namespace { name: n.netns.clone() })?;
+            if let Err(e) = net.shell.run("ip", &["netns", "add", &n.netns]) {
+                entry.gone();
+                return Err(e);
+            }
+            net.namespaces.push(OwnNamespace { name: n.netns.clone(), entry });
             net.shell.run("ip", &["-n", &n.netns, "link", "set", "lo", "up"])?;
         }
         for (li, l) in plan.links.iter().enumerate() {
@@ -153,8 +169,9 @@ impl Network {
         Ok(())
     }
 
-    pub fn namespaces(&self) -> &[String] {
-        &self.namespaces
+    /// The namespaces made, in order.
+    pub fn namespaces(&self) -> impl Iterator<Item = &str> {
+        self.namespaces.iter().map(|n| n.name.as_str())
     }
 }
 
@@ -163,20 +180,21 @@ pub fn link_side(plan: &Plan, dev: &str) -> Option<(usize, usize)> {
     plan.links.iter().enumerate().find_map(|(li, l)| l.ends.iter().position(|e| e.dev == dev).map(|s| (li, s)))
 }
 
-/// Namespaces that look like ccsim emulation leftovers: `cs<4 hex>-<n>`.
-pub fn leftover_namespaces() -> Vec<String> {
+/// Namespaces named as `ccsim emulate` names its own (`cs<4 hex>-<n>`) — which does not make
+/// them ccsim's: only a registry says that.
+pub fn ccsim_like_namespaces() -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output();
     let Ok(out) = out else { return Vec::new() };
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| is_ours(n))
+        .filter(|n| is_ccsim_like(n))
         .map(str::to_string)
         .collect()
 }
 
 /// `cs` + 4 hex digits + `-` + a number: the names `ccsim emulate` gives its namespaces.
-pub fn is_ours(name: &str) -> bool {
+pub fn is_ccsim_like(name: &str) -> bool {
     let b = name.as_bytes();
     b.len() > 7
         && name.starts_with("cs")
@@ -191,8 +209,13 @@ mod tests {
 
     #[test]
     fn names_and_macs() {
-        assert!(is_ours("cs1a2b-0") && is_ours("csffff-12"));
-        assert!(!is_ours("cs1a2b") && !is_ours("cs1a2b-x") && !is_ours("other-1") && !is_ours("csxyzw-1"));
+        assert!(is_ccsim_like("cs1a2b-0") && is_ccsim_like("csffff-12"));
+        assert!(
+            !is_ccsim_like("cs1a2b")
+                && !is_ccsim_like("cs1a2b-x")
+                && !is_ccsim_like("other-1")
+                && !is_ccsim_like("csxyzw-1")
+        );
         assert_eq!(mac(3, 0), "02:cc:00:03:00:01");
         assert_eq!(mac(300, 1), "02:cc:01:2c:00:02");
     }

@@ -3,9 +3,10 @@
 
 use crate::bpf;
 use crate::capture::DequeueCapture;
-use crate::netns::{leftover_namespaces, Network};
+use crate::netns::Network;
 use crate::plan::{Plan, PortPlan};
 use crate::qpoll::{self, QdiscPoller};
+use crate::registry::{self, Entry, Record, Resource};
 use crate::sys;
 use crate::traffic::{self, Clock, FlowResult};
 use std::os::fd::RawFd;
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Raised by SIGINT/SIGTERM: the run stops early and cleans up.
+/// Raised by SIGINT, SIGTERM and SIGHUP: the run stops early and cleans up.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -24,8 +25,9 @@ extern "C" fn on_signal(_: libc::c_int) {
 fn install_signal_handlers() {
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
     }
 }
 
@@ -71,10 +73,11 @@ pub struct RawResults {
 struct Cgroup {
     dir: PathBuf,
     parent_procs: PathBuf,
+    entry: Option<Entry>,
 }
 
 impl Cgroup {
-    fn enter(prefix: &str) -> Result<Cgroup, String> {
+    fn enter(prefix: &str, record: &Record) -> Result<Cgroup, String> {
         let mounts = std::fs::read_to_string("/proc/mounts").map_err(|e| format!("/proc/mounts: {e}"))?;
         let root = mounts
             .lines()
@@ -86,8 +89,12 @@ impl Cgroup {
         let cur = me.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("/").trim_start_matches('/').to_string();
         let parent = if cur.is_empty() { root.clone() } else { root.join(&cur) };
         let dir = root.join(format!("ccsim-{prefix}"));
-        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let cg = Cgroup { dir, parent_procs: parent.join("cgroup.procs") };
+        let entry = record.add(Resource::Cgroup { path: dir.clone() })?;
+        if let Err(e) = std::fs::create_dir(&dir) {
+            entry.gone();
+            return Err(format!("cannot make the cgroup {}: {e}", dir.display()));
+        }
+        let cg = Cgroup { dir, parent_procs: parent.join("cgroup.procs"), entry: Some(entry) };
         std::fs::write(cg.dir.join("cgroup.procs"), std::process::id().to_string())
             .map_err(|e| format!("{}: cannot move ccsim into it: {e}", cg.dir.display()))?;
         Ok(cg)
@@ -97,16 +104,55 @@ impl Cgroup {
 impl Drop for Cgroup {
     fn drop(&mut self) {
         let _ = std::fs::write(&self.parent_procs, std::process::id().to_string());
-        let _ = std::fs::remove_dir(&self.dir);
+        if std::fs::remove_dir(&self.dir).is_ok() {
+            if let Some(e) = self.entry.take() {
+                e.gone();
+            }
+        }
     }
 }
 
-/// Refuse to start without root, the tools, or with leftovers of an earlier run around.
-pub fn preflight(plan: &Plan) -> Result<(), String> {
+/// The run's temporary directory (BPF objects, the loader executable); removed when dropped.
+struct WorkDir {
+    path: PathBuf,
+    entry: Option<Entry>,
+}
+
+impl WorkDir {
+    /// Records, then makes, `ccsim-emulate-<prefix>` in the system's temporary directory.
+    fn create(prefix: &str, record: &Record) -> Result<WorkDir, String> {
+        let path = std::env::temp_dir().join(format!("ccsim-emulate-{prefix}"));
+        let entry = record.add(Resource::WorkDir { path: path.clone() })?;
+        if let Err(e) = std::fs::create_dir(&path) {
+            entry.gone();
+            return Err(format!("cannot make the work directory {}: {e}", path.display()));
+        }
+        Ok(WorkDir { path, entry: Some(entry) })
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if std::fs::remove_dir_all(&self.path).is_ok() {
+            if let Some(e) = self.entry.take() {
+                e.gone();
+            }
+        }
+    }
+}
+
+fn check_root() -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err("ccsim emulate needs root (network namespaces, tc, BPF): run it as root or with sudo".into());
     }
+    Ok(())
+}
+
+/// Refuse to start without root, the tools, or with leftovers of an earlier run recorded in
+/// `run_dir` (call it holding the emulation lock).
+pub fn preflight(plan: &Plan, run_dir: &Path) -> Result<(), String> {
+    check_root()?;
     for tool in ["ip", "tc", "ethtool", "sysctl"] {
         let found = std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
@@ -116,14 +162,7 @@ pub fn preflight(plan: &Plan) -> Result<(), String> {
             return Err(format!("`{tool}` not found: install iproute2, ethtool and procps (scripts/setup does)"));
         }
     }
-    let left = leftover_namespaces();
-    if !left.is_empty() {
-        return Err(format!(
-            "namespaces of another or an interrupted emulation exist ({}); if no other run is active, remove them \
-             with `ccsim emulate --cleanup`",
-            left.join(", ")
-        ));
-    }
+    registry::check_no_leftovers(run_dir)?;
     let needs_bpf = plan.needs_dctcp || plan.needs_nv || plan.ports().any(|p| p.mark.is_some());
     if needs_bpf {
         bpf::available()
@@ -132,15 +171,51 @@ pub fn preflight(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-/// Run the plan. Everything created is removed before this returns, whatever happens.
-pub fn run(plan: Plan, workdir: &Path, progress: &mut dyn FnMut(&str)) -> Result<RawResults, String> {
-    preflight(&plan)?;
+/// Run the plan, holding the emulation lock in [`registry::RUN_DIR`] and recording everything
+/// it creates in its registry there. Everything created is removed before this returns,
+/// whatever happens; what cannot be removed stays recorded, and the error says so.
+pub fn run(plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<RawResults, String> {
+    check_root()?;
+    let run_dir = Path::new(registry::RUN_DIR);
+    let lock = registry::lock_for_run(run_dir)?;
+    preflight(&plan, run_dir)?;
     install_signal_handlers();
     INTERRUPTED.store(false, Ordering::SeqCst);
+    let record = Record::create(run_dir, &plan.prefix)?;
+    let result =
+        WorkDir::create(&plan.prefix, &record).and_then(|work| run_recorded(plan, &work.path, &record, progress));
+    // Every guard holding an entry is dropped by now.
+    let left = record.remaining();
+    let registry_file = record.path();
+    drop(record);
+    drop(lock);
+    if left.is_empty() {
+        return result;
+    }
+    let left: Vec<String> = left.iter().map(Resource::to_string).collect();
+    let msg = format!(
+        "could not remove {}; they are listed in {}: remove them with `ccsim emulate --cleanup` once this ccsim has \
+         exited",
+        left.join(", "),
+        registry_file.display()
+    );
+    Err(match result {
+        Ok(_) => msg,
+        Err(e) => format!("{e}; also, {msg}"),
+    })
+}
+
+fn run_recorded(
+    plan: Plan,
+    workdir: &Path,
+    record: &Record,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RawResults, String> {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
     progress("building namespaces, veth pairs and qdiscs");
-    let net = Network::build(&plan)?;
-    let cgroup = if plan.needs_nv && !plan.base_rtt.is_empty() { Some(Cgroup::enter(&plan.prefix)?) } else { None };
+    let net = Network::build(&plan, record)?;
+    let cgroup =
+        if plan.needs_nv && !plan.base_rtt.is_empty() { Some(Cgroup::enter(&plan.prefix, record)?) } else { None };
     let markers: Vec<bpf::Marker> = plan
         .ports()
         .filter_map(|p| {
@@ -162,11 +237,11 @@ pub fn run(plan: Plan, workdir: &Path, progress: &mut dyn FnMut(&str)) -> Result
             base_rtt: plan.base_rtt.clone(),
             markers,
         };
-        Some(bpf::load(&setup, workdir)?)
+        Some(bpf::load(&setup, workdir, Some(record))?)
     } else {
         None
     };
-    let result = run_apps(&plan, progress);
+    let result = run_apps(&plan, record, progress);
     // Take down in reverse: BPF first (its counters), then the network.
     let counters = match loaded {
         Some(l) => Some(l.finish()?),
@@ -236,7 +311,7 @@ fn port_counters(pollers: &mut [(QdiscPoller, u32)]) -> Vec<PortCounters> {
         .collect()
 }
 
-fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String> {
+fn run_apps(plan: &Plan, record: &Record, progress: &mut dyn FnMut(&str)) -> Result<Apps, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let end_ns = plan.duration_ns;
     // Sockets, made in their namespaces.
@@ -279,7 +354,7 @@ fn run_apps(plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Apps, String>
     // unavailable; the 1 ms tcp_info samples remain).
     let n = plan.flows.len() as u16;
     let mut probe = if n > 0 {
-        match crate::trace::ProbeTrace::start(&plan.prefix, 5001, 5000 + n) {
+        match crate::trace::ProbeTrace::start(&plan.prefix, 5001, 5000 + n, record) {
             Ok(t) => Some(t),
             Err(e) => {
                 progress(&format!("per-ACK tracing unavailable: {e}"));

@@ -2,9 +2,11 @@
 //! srtt of every sender socket, each time a segment arrives on it.
 //!
 //! The run gets its own ftrace instance (`instances/ccsim-<prefix>`), so its buffer and filter
-//! touch nothing else; the instance is removed afterwards, and tracefs is unmounted again if the
-//! run had to mount it.
+//! touch nothing else. The instance, and the tracefs mount if the run had to make one, are
+//! guards: recorded in the run's registry, removed when dropped — after success, an error or an
+//! interrupt — and dropped from the registry once removed.
 
+use crate::registry::{Entry, Record, Resource};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -23,11 +25,84 @@ pub struct Probe {
     pub snd_una: u32,
 }
 
+/// A tracefs mount this run made; unmounted when dropped.
+struct TracefsMount {
+    path: PathBuf,
+    entry: Option<Entry>,
+}
+
+impl TracefsMount {
+    /// Mounts tracefs at `path` and records the mount (right after: before, a failed mount
+    /// would leave a record of somebody else's later mount).
+    fn mount(path: &Path, record: &Record) -> Result<TracefsMount, String> {
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "tracefs"])
+            .arg(path)
+            .output()
+            .map_err(|e| format!("cannot run mount for tracefs at {}: {e}", path.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cannot mount tracefs at {}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let mut mount = TracefsMount { path: path.to_path_buf(), entry: None };
+        // On error the mount is dropped, and so unmounted.
+        mount.entry = Some(record.add(Resource::TracefsMount { path: path.to_path_buf() })?);
+        Ok(mount)
+    }
+}
+
+impl Drop for TracefsMount {
+    fn drop(&mut self) {
+        let ok = std::process::Command::new("umount").arg(&self.path).output().is_ok_and(|o| o.status.success());
+        if ok {
+            if let Some(e) = self.entry.take() {
+                e.gone();
+            }
+        }
+    }
+}
+
+/// An ftrace instance directory of this run; removed when dropped.
+struct FtraceInstance {
+    dir: PathBuf,
+    entry: Option<Entry>,
+}
+
+impl FtraceInstance {
+    /// Records, then makes, the instance `dir`.
+    fn create(dir: &Path, record: &Record) -> Result<FtraceInstance, String> {
+        let entry = record.add(Resource::FtraceInstance { path: dir.to_path_buf() })?;
+        if let Err(e) = std::fs::create_dir(dir) {
+            entry.gone();
+            return Err(format!("cannot make the ftrace instance {}: {e}", dir.display()));
+        }
+        Ok(FtraceInstance { dir: dir.to_path_buf(), entry: Some(entry) })
+    }
+}
+
+impl Drop for FtraceInstance {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.dir.join("events/tcp/tcp_probe/enable"), "0");
+        // Removing the instance frees its buffer; it fails while a file of it is open.
+        if std::fs::remove_dir(&self.dir).is_ok() {
+            if let Some(e) = self.entry.take() {
+                e.gone();
+            }
+        }
+    }
+}
+
 /// An ftrace instance recording `tcp_probe` for sockets whose destination port is in a range.
 pub struct ProbeTrace {
-    dir: PathBuf,
-    mounted: bool,
+    // Fields drop in this order: the pipe is closed before the instance is removed (an instance
+    // can be removed only once nothing holds its files open), the instance before tracefs is
+    // unmounted.
     pipe: std::fs::File,
+    instance: FtraceInstance,
+    _mount: Option<TracefsMount>,
     partial: String,
     pub events: Vec<Probe>,
 }
@@ -37,48 +112,22 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 }
 
 impl ProbeTrace {
-    /// Start tracing sender sockets talking to ports `lo..=hi`.
-    pub fn start(prefix: &str, lo: u16, hi: u16) -> Result<ProbeTrace, String> {
+    /// Start tracing sender sockets talking to ports `lo..=hi`, in an instance named after
+    /// `prefix`, recorded in `record`.
+    pub fn start(prefix: &str, lo: u16, hi: u16, record: &Record) -> Result<ProbeTrace, String> {
         let root = Path::new(TRACEFS);
-        let mut mounted = false;
-        if !root.join("instances").is_dir() {
-            let st = std::process::Command::new("mount")
-                .args(["-t", "tracefs", "tracefs", TRACEFS])
-                .status()
-                .map_err(|e| format!("mount tracefs: {e}"))?;
-            if !st.success() {
-                return Err(format!("cannot mount tracefs at {TRACEFS}"));
-            }
-            mounted = true;
-        }
-        let dir = root.join("instances").join(format!("ccsim-{prefix}"));
-        if let Err(e) = std::fs::create_dir(&dir) {
-            if mounted {
-                let _ = std::process::Command::new("umount").arg(TRACEFS).status();
-            }
-            return Err(format!("{}: {e}", dir.display()));
-        }
-        let t = ProbeTrace {
-            pipe: match std::fs::File::open(dir.join("trace_pipe")) {
-                Ok(f) => f,
-                Err(e) => {
-                    let _ = std::fs::remove_dir(&dir);
-                    return Err(format!("trace_pipe: {e}"));
-                }
-            },
-            dir,
-            mounted,
-            partial: String::new(),
-            events: Vec::new(),
-        };
-        // From here on, drop removes the instance.
-        write(&t.dir.join("trace_clock"), "mono")?;
-        write(&t.dir.join("buffer_size_kb"), "8192")?;
-        let ev = t.dir.join("events/tcp/tcp_probe");
+        let mount = if root.join("instances").is_dir() { None } else { Some(TracefsMount::mount(root, record)?) };
+        let instance = FtraceInstance::create(&root.join("instances").join(format!("ccsim-{prefix}")), record)?;
+        let pipe_path = instance.dir.join("trace_pipe");
+        let pipe = std::fs::File::open(&pipe_path).map_err(|e| format!("{}: {e}", pipe_path.display()))?;
+        // From here on, an error drops the pipe, the instance and the mount, in that order.
+        write(&instance.dir.join("trace_clock"), "mono")?;
+        write(&instance.dir.join("buffer_size_kb"), "8192")?;
+        let ev = instance.dir.join("events/tcp/tcp_probe");
         write(&ev.join("filter"), &format!("dport >= {lo} && dport <= {hi}"))?;
         write(&ev.join("enable"), "1")?;
-        set_nonblocking(&t.pipe);
-        Ok(t)
+        set_nonblocking(&pipe);
+        Ok(ProbeTrace { pipe, instance, _mount: mount, partial: String::new(), events: Vec::new() })
     }
 
     /// Read what has arrived (call every few ms, so the buffer never fills).
@@ -101,7 +150,7 @@ impl ProbeTrace {
     /// Events the kernel dropped because the buffer was full.
     pub fn overruns(&self) -> u64 {
         let mut n = 0;
-        for cpu in std::fs::read_dir(self.dir.join("per_cpu")).into_iter().flatten().flatten() {
+        for cpu in std::fs::read_dir(self.instance.dir.join("per_cpu")).into_iter().flatten().flatten() {
             if let Ok(s) = std::fs::read_to_string(cpu.path().join("stats")) {
                 n += s
                     .lines()
@@ -111,19 +160,6 @@ impl ProbeTrace {
             }
         }
         n
-    }
-}
-
-impl Drop for ProbeTrace {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.dir.join("events/tcp/tcp_probe/enable"), "0");
-        // An instance can be removed only once nothing holds its files open.
-        let placeholder = std::fs::File::open("/dev/null").expect("/dev/null");
-        drop(std::mem::replace(&mut self.pipe, placeholder));
-        let _ = std::fs::remove_dir(&self.dir);
-        if self.mounted {
-            let _ = std::process::Command::new("umount").arg(TRACEFS).status();
-        }
     }
 }
 
