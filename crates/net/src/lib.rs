@@ -70,7 +70,7 @@ pub use queue::{
 #[doc(hidden)]
 pub use queue::{EnqueueResult, PortQueue};
 pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, PortRecord, PortSample, Records, Sockets};
-pub use sim::{EventList, HostJitter, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
+pub use sim::{footprint, EventList, Footprint, HostJitter, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use switch::{BufferRecord, BufferSample, Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 pub use traffic::{

@@ -116,6 +116,25 @@ pub struct RunStats {
     pub exchanges_reused: u64,
 }
 
+/// The fixed size of the simulator's per-item state, for estimates of a run's memory: a port
+/// (its queue's packets aside), a connection (both endpoints; their queues aside), a packet.
+#[derive(Clone, Copy, Debug)]
+pub struct Footprint {
+    pub port_bytes: u64,
+    pub conn_bytes: u64,
+    pub packet_bytes: u64,
+}
+
+/// The simulator's `Footprint` on this build.
+pub fn footprint() -> Footprint {
+    use std::mem::size_of;
+    Footprint {
+        port_bytes: size_of::<crate::port::Port>() as u64,
+        conn_bytes: size_of::<crate::conn::Conn>() as u64,
+        packet_bytes: size_of::<crate::packet::Packet>() as u64,
+    }
+}
+
 /// Networks with at least this many ports keep their events on a timing wheel, smaller ones in a
 /// `HeapQueue` (a sorted list while fewer than 256 are pending, else a binary heap). A star
 /// keeps about one event per flow and port pending (S1 about 14, S2 about 90): the wheel's

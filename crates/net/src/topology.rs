@@ -226,6 +226,18 @@ pub struct Routes {
 }
 
 impl Routes {
+    /// The bytes the table holds on the heap (for the pre-run estimate).
+    pub fn heap_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let interned: usize = self.interned.keys().map(|k| k.len() * size_of::<PortId>() + 48).sum();
+        (self.host_index.len() * 4
+            + self.attached.len() * size_of::<(u32, PortId, u32)>()
+            + self.set.len() * 4
+            + self.sets.len() * 8
+            + self.ports.len() * size_of::<PortId>()
+            + interned) as u64
+    }
+
     fn new(t: &Topology) -> Routes {
         let mut host_index = vec![u32::MAX; t.num_nodes()];
         let mut hosts = 0usize;
