@@ -99,6 +99,12 @@ pub struct RunArgs {
     /// Override a field, checked as if the file held it (repeatable): PATH=VALUE.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
+    /// Refuse a run estimated to need more memory (default: 80 % of the machine's), e.g. 8GB.
+    #[arg(long, value_name = "SIZE", value_parser = crate::limits::parse_size)]
+    pub max_memory: Option<u64>,
+    /// Refuse a run whose results are estimated larger (default: the free space where they go).
+    #[arg(long, value_name = "SIZE", value_parser = crate::limits::parse_size)]
+    pub max_output: Option<u64>,
 }
 
 #[derive(Args, Debug)]

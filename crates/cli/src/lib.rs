@@ -11,6 +11,7 @@ mod bench;
 mod conformance;
 mod emulate;
 mod fidelity;
+mod limits;
 mod pdrill;
 pub mod reproduce;
 mod run;
@@ -82,6 +83,13 @@ fn cmd_check(a: CheckArgs) -> Result<(), String> {
     let built = scenario::build(&s).map_err(|e| e.in_file(&path).to_string())?;
     for w in scenario::warnings(&s, &built) {
         eprintln!("warning: {path}: {w}");
+    }
+    let est = scenario::estimate(&built);
+    for w in limits::warnings(&est) {
+        eprintln!("warning: {path}: {w}");
+    }
+    for line in est.lines() {
+        eprintln!("estimate: {line}");
     }
     print!("{}", scenario::resolved_toml(&s));
     Ok(())

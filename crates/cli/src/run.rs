@@ -5,6 +5,7 @@
 //! written and `"interrupted": true` in summary.json (a second Ctrl-C kills at once).
 
 use crate::args::RunArgs;
+use crate::limits::{self, Limits};
 use ccsim_scenario as scenario;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -75,8 +76,13 @@ pub fn cmd(a: RunArgs) -> Result<(), RunEnd> {
     let s = scenario::load_with(&a.scenario, &sets).map_err(|e| RunEnd::Failed(e.to_string()))?;
     let built = scenario::build(&s).map_err(|e| RunEnd::Failed(e.in_file(&path).to_string()))?;
     check_out(&dir, a.force).map_err(RunEnd::Failed)?;
+    let est = scenario::estimate(&built);
+    Limits::new(a.max_memory, a.max_output, &dir).check(&est, &path).map_err(RunEnd::Failed)?;
     if !quiet {
         for w in scenario::warnings(&s, &built) {
+            eprintln!("warning: {path}: {w}");
+        }
+        for w in limits::warnings(&est) {
             eprintln!("warning: {path}: {w}");
         }
     }

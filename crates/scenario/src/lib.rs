@@ -7,6 +7,7 @@
 mod addr;
 mod build;
 mod error;
+mod estimate;
 mod fct;
 mod overrides;
 mod results;
@@ -19,16 +20,21 @@ pub use build::{
     build, parse_cdf, Built, Captures, Workload, BUFFER_PRESETS, BUILTIN_CDFS, DEFAULT_MAX_PACKETS, DEFAULT_SNAPLEN,
 };
 pub use error::{Error, Result};
+pub use estimate::{
+    estimate, human as human_bytes, largest as largest_parts, Estimate, Part, WARN_FILES, WARN_MEMORY_BYTES,
+    WARN_OUTPUT_BYTES,
+};
 pub use fct::{FctCollector, FctFile, FctReport, GroupTimes, SlowdownBin, WorkloadFct, FCT_CSV_HEADER};
 /// Read and parse a scenario file (`load`, under a name that says what it loads).
 pub use load as load_scenario;
 pub use overrides::{apply_overrides, toml_from_json, Override};
 pub use results::{
     queue_csv_name, queue_files, run_built, run_built_to, run_to_dir, write_results, BufferSummary, CaptureSummary,
-    FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Streams, Summary,
+    FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Streams, Summary, MAX_PLOT_LINES, MAX_PORT_FILES,
+    QUEUES_CSV,
 };
 pub use spec::Scenario;
-pub use units::{duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
+pub use units::{bytes as parse_bytes, duration as parse_duration, rate as parse_rate, DurationRange, Quantity};
 pub use warnings::{warnings, Warning, LARGE_SERIES_ROWS};
 
 /// Parse a scenario from TOML text; `file` names it in errors.

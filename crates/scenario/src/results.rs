@@ -191,7 +191,8 @@ pub fn run_built_to(
     let warmup = b.warmup;
     let seed = b.cfg.seed;
     let names = b.monitor_names.clone();
-    let files = queue_files(&names);
+    let files =
+        if names.len() > MAX_PORT_FILES { vec![QUEUES_CSV.to_string(); names.len()] } else { queue_files(&names) };
     let collector = if b.workloads.is_empty() {
         None
     } else {
@@ -438,6 +439,24 @@ fn file_name(port: &str) -> String {
         .replace("__", "_")
 }
 
+/// Above this many monitored ports, their series go into one `queues.csv` (a `port` column) and
+/// get no plot each: a 100,000-host star would otherwise write 200,000 files.
+pub const MAX_PORT_FILES: usize = 256;
+/// The one file of the monitored ports' series beyond `MAX_PORT_FILES`.
+pub const QUEUES_CSV: &str = "queues.csv";
+/// The most lines a plot draws (the first ones; the CSV has them all): 100,000 flows would make
+/// a cwnd.svg of 160 MB that no browser opens.
+pub const MAX_PLOT_LINES: usize = 64;
+
+/// A plot's title, saying when it draws only the first `MAX_PLOT_LINES` of `n` lines.
+fn plot_title(title: &str, n: usize, what: &str, csv: &str) -> String {
+    if n > MAX_PLOT_LINES {
+        format!("{title} (the first {MAX_PLOT_LINES} of {n} {what}; all are in {csv})")
+    } else {
+        title.to_string()
+    }
+}
+
 /// Write the results directory: `config.resolved.toml`, CSV series, SVG plots, and last of all
 /// `summary.json` (a directory without it is an interrupted run).
 pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Result<()> {
@@ -447,10 +466,28 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     let rec = &out.records;
     let iv = out.interval.secs_f64();
     let mut cdf_series = Vec::new();
+    let one_file = out.built_names.len() > MAX_PORT_FILES;
+    let mut all_queues = if one_file && rec.ports.iter().any(|p| !p.series.is_empty()) {
+        Some(CsvWriter::new(
+            std::io::BufWriter::new(std::fs::File::create(dir.join(QUEUES_CSV))?),
+            &["t_s", "port", "packets", "bytes"],
+        )?)
+    } else {
+        None
+    };
     for (k, name) in out.built_names.iter().enumerate() {
         let csv = &out.summary.queues[k].csv;
         let port = &rec.ports[k];
-        if !port.series.is_empty() {
+        if let Some(w) = all_queues.as_mut() {
+            for s in &port.series {
+                w.write_row(&[
+                    Cell::Nanos(s.t.ns()),
+                    name.as_str().into(),
+                    Cell::Num(s.packets as f64),
+                    Cell::Num(s.bytes as f64),
+                ])?;
+            }
+        } else if !port.series.is_empty() {
             let mut w = CsvWriter::new(
                 std::io::BufWriter::new(std::fs::File::create(dir.join(csv))?),
                 &["t_s", "packets", "bytes"],
@@ -465,11 +502,17 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             plot.series.push(Series::new(name.clone(), pts));
             std::fs::write(dir.join(csv.replace(".csv", ".svg")), plot.to_svg(900, 420))?;
         }
-        let vals: Vec<f64> = port.samples_after(out.warmup, out.interval).iter().map(|&v| v as f64).collect();
-        cdf_series.push((name.clone(), vals));
+        if k < MAX_PLOT_LINES {
+            let vals: Vec<f64> = port.samples_after(out.warmup, out.interval).iter().map(|&v| v as f64).collect();
+            cdf_series.push((name.clone(), vals));
+        }
+    }
+    if let Some(w) = all_queues.as_mut() {
+        w.flush()?;
     }
     if !cdf_series.is_empty() {
-        let plot = cdf_plot("CDF of queue occupancy", "packets", cdf_series);
+        let title = plot_title("CDF of queue occupancy", out.built_names.len(), "ports", "summary.json");
+        let plot = cdf_plot(&title, "packets", cdf_series);
         std::fs::write(dir.join("queue_cdf.svg"), plot.to_svg(700, 420))?;
     }
     if rec.flow_series.iter().any(|s| !s.is_empty()) {
@@ -489,8 +532,10 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             ],
         )?;
         let names: Vec<String> = out.summary.flows.iter().map(|f| f.name.clone()).collect();
-        let mut cwnd_plot = Plot::new("Congestion window", "time (s)", "cwnd (packets)");
-        let mut tput_plot = Plot::new("Goodput", "time (s)", "Mb/s");
+        let n = rec.flow_series.len();
+        let mut cwnd_plot =
+            Plot::new(plot_title("Congestion window", n, "flows", "flows.csv"), "time (s)", "cwnd (packets)");
+        let mut tput_plot = Plot::new(plot_title("Goodput", n, "flows", "flows.csv"), "time (s)", "Mb/s");
         for (i, series) in rec.flow_series.iter().enumerate() {
             let mut prev = 0u64;
             let mut cw = Vec::with_capacity(series.len());
@@ -522,8 +567,10 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
                 cw.push((ts, cwnd as f64));
                 tp.push((ts, rate));
             }
-            cwnd_plot.series.push(Series::new(names[i].clone(), cw));
-            tput_plot.series.push(Series::new(names[i].clone(), tp));
+            if i < MAX_PLOT_LINES {
+                cwnd_plot.series.push(Series::new(names[i].clone(), cw));
+                tput_plot.series.push(Series::new(names[i].clone(), tp));
+            }
         }
         w.flush()?;
         std::fs::write(dir.join("cwnd.svg"), cwnd_plot.to_svg(900, 420))?;
