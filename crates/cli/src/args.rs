@@ -53,8 +53,9 @@ pub enum Command {
                             ccsim conformance --all --suite ../packetdrill/gtests/net/tcp/..\n\nThe suite: \
                             CCSIM_PACKETDRILL, else ../shared/conformance/packetdrill (holding upstream/).")]
     Conformance(ConformanceArgs),
-    /// Run a scenario to a time and list its sockets as `ss -tin` does.
+    /// Run a scenario to a time and list its sockets as iproute2 6.1's `ss -tin` does.
     #[command(after_help = "Examples:\n  ccsim ss scenarios/mininet-dctcp.toml --at 2s\n  \
+                            ccsim ss scenarios/mininet-dctcp.toml --at 2s -e      # ss -tine: ECN flags, timers\n  \
                             ccsim ss scenarios/mininet-dctcp.toml --at 2.5s 'dport = :5001' and state established\n\n\
                             Filters: state STATE, exclude STATE, sport/dport OP :N, src/dst ADDR[/LEN][:PORT], \
                             dev = HOST, mark = 0xN[/0xM], cc NAME; and, or, not, ( ). Hosts are 10.0.0.N in \
@@ -200,9 +201,30 @@ pub struct SsArgs {
     /// Print the sockets as JSON.
     #[arg(long)]
     pub json: bool,
+    /// As ss -o: the option flags (ts sack ecn ecnseen) and the pending timer, timer:(...).
+    #[arg(short = 'o', long)]
+    pub options: bool,
+    /// As ss -e (implies -o): the socket's fwmark and shutdown state (<->).
+    #[arg(short = 'e', long)]
+    pub extended: bool,
+    /// Whose ss to print as: iproute2 6.1, or the 2014 ss of the Linux DCTCP merge commit's example
+    /// (its info-line order, `44.2Mbps` rates; no -o or -e).
+    #[arg(long, value_enum, default_value_t = SsLayout::Iproute2_6_1)]
+    pub layout: SsLayout,
     /// An ss filter expression (several words, as ss takes it).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "FILTER")]
     pub filter: Vec<String>,
+}
+
+/// The `ss` whose output `ccsim ss` prints.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsLayout {
+    /// iproute2 6.1's `ss -tin` (Debian 12's ss).
+    #[value(name = "6.1")]
+    Iproute2_6_1,
+    /// The ss of 2014 that printed the Linux DCTCP merge commit's example (iproute2 907e1aca).
+    #[value(name = "2014")]
+    Seed2014,
 }
 
 #[derive(Args, Debug)]

@@ -84,10 +84,10 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         self.conns[..self.static_flows].iter().map(|c| &c.spec).collect()
     }
 
-    /// `tcp_info` of a flow's client and server sockets.
-    pub(crate) fn tcp_info(&self, flow: usize) -> Sockets<TcpInfo> {
+    /// `tcp_info` of a flow's client and server sockets, the times in it counted up to `at`.
+    pub(crate) fn tcp_info_at(&self, flow: usize, at: SimTime) -> Sockets<TcpInfo> {
         let c = &self.conns[flow];
-        Sockets { client: c.client.tcp_info(), server: c.server.tcp_info() }
+        Sockets { client: c.client.tcp_info_at(at), server: c.server.tcp_info_at(at) }
     }
 
     /// The counters of a flow's client and server sockets.

@@ -224,7 +224,13 @@ impl Sim {
     }
     /// `tcp_info` of a flow's client and server sockets, as they are now.
     pub fn tcp_info(&self, flow: usize) -> Sockets<TcpInfo> {
-        core!(&self.0, c => c.tcp_info(flow))
+        self.tcp_info_at(flow, self.now())
+    }
+    /// `tcp_info` of a flow's sockets with the times since the last send and receive, the chrono
+    /// stats and the timers counted up to `at` (e.g. the end of a `run_until`, which may lie
+    /// after the last event).
+    pub fn tcp_info_at(&self, flow: usize, at: SimTime) -> Sockets<TcpInfo> {
+        core!(&self.0, c => c.tcp_info_at(flow, at))
     }
     /// The counters of a flow's client and server sockets, as they are now.
     pub fn tcp_stats(&self, flow: usize) -> Sockets<TcpStats> {

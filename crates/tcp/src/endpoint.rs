@@ -708,6 +708,11 @@ impl Endpoint {
     /// An endless bulk source (iperf-like): the send buffer never runs dry.
     pub fn write_forever(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         self.set_now(now);
+        // Its first skb on an empty write queue starts the busy chrono, as any write's does
+        // (tcp_add_write_queue_tail); the chrono only feeds tcp_info.
+        if self.unsent == 0 {
+            self.chrono_start(CHRONO_BUSY);
+        }
         self.unsent = u64::MAX;
         if self.is_established() {
             self.push_pending_frames(out);

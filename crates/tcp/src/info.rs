@@ -1,6 +1,6 @@
 //! `struct tcp_info` as `tcp_get_info` fills it, plus the CC's `get_info`.
 
-use crate::endpoint::{Endpoint, TcpState};
+use crate::endpoint::{Endpoint, TcpState, XmitTimer};
 use ccsim_cc::{CaState, CcInfo, CongestionOps};
 use ccsim_engine::SimTime;
 
@@ -56,8 +56,79 @@ pub struct TcpInfo {
     pub data_segs_in: u64,
     pub rto_count: u64,
     pub backoff: u32,
+    /// `TCPI_OPT_ECN`: ECN was negotiated (`tp->ecn_flags & TCP_ECN_OK`).
     pub ecn_ok: bool,
+    /// `TCPI_OPT_ECN_SEEN`: an ECT or CE packet arrived on this ECN connection
+    /// (`TCP_ECN_SEEN`, set by `__tcp_ecn_check_ce`).
+    pub ecn_seen: bool,
+    /// `TCPI_OPT_TIMESTAMPS` and `TCPI_OPT_SACK`: negotiated in the handshake.
+    pub ts_ok: bool,
+    pub sack_ok: bool,
     pub cc_info: CcInfo,
+    /// `tcpi_pmtu` (`icsk_pmtu_cookie`): the path MTU `tcp_sync_mss` last set, the MTU the
+    /// configured MSS comes from (advmss + 40); 0 on a listener or a socket never connected.
+    pub pmtu: u32,
+    /// `tcpi_advmss` (`tp->advmss`); 0 on a listener or a socket never connected.
+    pub advmss: u32,
+    /// `tcpi_rcv_ssthresh`. ccsim's receive window is open at `rcvbuf` from the start (no
+    /// `tcp_grow_window`, no autotuning): the state Linux reaches once `rcv_ssthresh` has grown to
+    /// the window clamp, so it is the window ccsim advertises (`rcvbuf`, at most 65535 << the
+    /// receive window scale). 0 on a listener or a socket never connected.
+    pub rcv_ssthresh: u32,
+    /// `tcpi_snd_wnd` (`tp->snd_wnd`): the peer's last advertised window, scaled.
+    pub snd_wnd: u32,
+    /// `tcpi_notsent_bytes`: `write_seq - snd_nxt`, bytes written and never sent (a queued FIN
+    /// counts one). An endless bulk source has no `write_seq` (ccsim gives it no send buffer):
+    /// 0.
+    pub notsent_bytes: u64,
+    /// `idiag_rqueue` (ss's Recv-Q): `rcv_nxt - copied_seq`, received bytes the application has
+    /// not read.
+    pub rqueue: u64,
+    /// `INET_DIAG_SHUTDOWN`: `sk->sk_shutdown` ([`crate::RCV_SHUTDOWN`], [`crate::SEND_SHUTDOWN`]).
+    pub shutdown: u8,
+    /// `tcpi_last_data_sent`, `tcpi_last_data_recv`: milliseconds since data was last sent
+    /// (`lsndtime`) and received (`icsk_ack.lrcvtime`), in whole jiffies, at the time asked for.
+    pub last_data_sent_ms: u64,
+    pub last_data_recv_ms: u64,
+    /// `tcpi_busy_time`, `tcpi_rwnd_limited`, `tcpi_sndbuf_limited` (µs,
+    /// `tcp_get_info_chrono_stats`). ccsim's send buffer is unbounded, so the last stays 0.
+    pub busy_time_us: u64,
+    pub rwnd_limited_us: u64,
+    pub sndbuf_limited_us: u64,
+    /// The timer inet_diag reports for the socket (`idiag_timer`, `idiag_expires`,
+    /// `idiag_retrans`), if one is pending.
+    pub timer: Option<DiagTimer>,
+}
+
+/// What `inet_sk_diag_fill` reports of a socket's pending timer (ss `-o`: `timer:(...)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiagTimer {
+    pub kind: DiagTimerKind,
+    /// `idiag_expires`: milliseconds until it fires (`jiffies_delta_to_msecs`).
+    pub expires_ms: u64,
+    /// `idiag_retrans`: `icsk_retransmits` for the retransmission timer, `icsk_probes_out` for the
+    /// zero-window probe timer.
+    pub retrans: u32,
+}
+
+/// `idiag_timer`: 1 for the retransmission slot (RTO, RACK reordering timeout, loss probe), 4 for
+/// the zero-window probe. ccsim models no keepalive (2) and no TIME-WAIT timer (3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagTimerKind {
+    /// `ICSK_TIME_RETRANS`, `ICSK_TIME_REO_TIMEOUT`, `ICSK_TIME_LOSS_PROBE`.
+    On,
+    /// `ICSK_TIME_PROBE0`.
+    Persist,
+}
+
+impl DiagTimerKind {
+    /// ss's `tmr_name` for the timer.
+    pub fn ss_name(self) -> &'static str {
+        match self {
+            DiagTimerKind::On => "on",
+            DiagTimerKind::Persist => "persist",
+        }
+    }
 }
 
 impl Endpoint {
@@ -83,7 +154,32 @@ impl Endpoint {
         (now.ns() / j).saturating_sub(then_ns / j) * j / 1_000_000
     }
 
-    /// `tcp_get_info`.
+    /// The socket has been through `tcp_connect_init` or `tcp_create_openreq_child` (which set
+    /// `tp->advmss`, `rcv_ssthresh` and, by `tcp_sync_mss`, the path MTU): neither a listener nor
+    /// a socket that never connected.
+    fn connection_set_up(&self) -> bool {
+        match self.state {
+            TcpState::Listen => false,
+            TcpState::Closed => self.stats.segs_out + self.stats.segs_in > 0,
+            _ => true,
+        }
+    }
+
+    /// `inet_sk_diag_fill`'s timer at `now`: the retransmission slot (`icsk_pending`) as
+    /// `idiag_timer` 1 or 4, milliseconds to its expiry counted in whole jiffies.
+    pub fn diag_timer(&self, now: SimTime) -> Option<DiagTimer> {
+        let (at, kind) = self.xmit_timer?;
+        let j = self.cfg.jiffy_ns();
+        // Timers are armed at `now + N jiffies`: the expiry's jiffy is the deadline's.
+        let expires_ms = (at.ns() / j).saturating_sub(now.ns() / j) * j / 1_000_000;
+        Some(match kind {
+            XmitTimer::Retrans | XmitTimer::ReoTimeout | XmitTimer::LossProbe => {
+                DiagTimer { kind: DiagTimerKind::On, expires_ms, retrans: self.icsk.retransmits }
+            }
+            XmitTimer::Probe0 => DiagTimer { kind: DiagTimerKind::Persist, expires_ms, retrans: self.icsk.probes_out },
+        })
+    }
+
     /// `tcp_compute_delivery_rate`: the kept rate sample's packets times the MSS, per second.
     pub fn delivery_rate(&self) -> u64 {
         let r = self.last_rate;
@@ -107,8 +203,21 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_get_info` at the endpoint's own clock (its latest event).
     pub fn tcp_info(&self) -> TcpInfo {
+        self.tcp_info_at(self.now)
+    }
+
+    /// `tcp_get_info` (with what `inet_sk_diag_fill` adds: the queues, shutdown and the timer)
+    /// at `now`, no earlier than the endpoint's latest event; the times since the last send,
+    /// receive and the chrono stats are counted up to `now`.
+    pub fn tcp_info_at(&self, now: SimTime) -> TcpInfo {
+        let now = now.max(self.now);
         let sk = &self.sk;
+        let set_up = self.connection_set_up();
+        let (busy_time_us, rwnd_limited_us, sndbuf_limited_us) = self.chrono_stats_us(now);
+        // An endless source starts at u64::MAX and counts down as it sends.
+        let unsent = if self.unsent >= u64::MAX / 2 { 0 } else { self.unsent };
         TcpInfo {
             state: self.state,
             ca_state: sk.ca_state,
@@ -126,8 +235,7 @@ impl Endpoint {
             rcv_wscale: self.rcv_wscale,
             wscale_ok: self.cfg.window_scaling && self.snd_wscale_seen,
             wqueue: self.rtx.iter().map(|s| (s.end_seq - s.seq) as u64).sum::<u64>()
-                // An endless source starts at u64::MAX and counts down as it sends.
-                + if self.unsent >= u64::MAX / 2 { 0 } else { self.unsent }
+                + unsent
                 + (self.fin_queued && !self.fin_sent) as u64,
             unacked: sk.packets_out,
             sacked: self.sk.sacked_out,
@@ -153,7 +261,23 @@ impl Endpoint {
             rto_count: self.stats.rto_count,
             backoff: self.icsk.backoff,
             ecn_ok: sk.ecn_ok,
+            ecn_seen: self.ecn_seen,
+            ts_ok: self.ts_ok,
+            sack_ok: self.sack_ok,
             cc_info: self.cc.get_info(sk),
+            pmtu: if set_up { self.cfg.advmss + 40 } else { 0 },
+            advmss: if set_up { self.tcpi_advmss() } else { 0 },
+            rcv_ssthresh: if set_up { (self.rcv_wnd >> self.rcv_wscale).min(65535) << self.rcv_wscale } else { 0 },
+            snd_wnd: self.snd_wnd,
+            notsent_bytes: unsent + (self.fin_queued && !self.fin_sent) as u64,
+            rqueue: self.readable(),
+            shutdown: self.sk_shutdown,
+            last_data_sent_ms: self.last_data_sent_ms(now),
+            last_data_recv_ms: self.last_data_recv_ms(now),
+            busy_time_us,
+            rwnd_limited_us,
+            sndbuf_limited_us,
+            timer: self.diag_timer(now),
         }
     }
 }

@@ -43,6 +43,6 @@ mod tlp;
 pub use ccsim_cc::MinMax;
 pub use config::{EcnMode, TcpConfig};
 pub use endpoint::{Endpoint, QdiscDrop, TcpState, TcpStats, RCV_SHUTDOWN, SEND_SHUTDOWN};
-pub use info::{SenderSample, TcpInfo};
+pub use info::{DiagTimer, DiagTimerKind, SenderSample, TcpInfo};
 pub use segment::{Ecn, Segment, TcpFlags, TcpOptions};
 pub use seq::SeqNum;
