@@ -11,7 +11,7 @@ use crate::lifecycle::{EphemeralPorts, FlowSink, Origin};
 use crate::packet::Packet;
 use crate::port::{express_ports, Port};
 use crate::queue::PortQueue;
-use crate::record::{FlowSample, PortSample};
+use crate::record::{FlowSample, Occupancy, PortSample};
 use crate::sim::{RunStats, SimConfig};
 use crate::switch::{shared_buffers, PortBuffer, SwitchBuffer, Switches};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
@@ -79,7 +79,7 @@ pub(crate) struct Core<Q> {
     pub(crate) local_drops: Vec<LocalDrop>,
     pub(crate) stats: RunStats,
     /// Per monitored port: occupancy samples (packets) and optional series.
-    pub(crate) queue_samples: Vec<Vec<u32>>,
+    pub(crate) queue_occupancy: Vec<Occupancy>,
     pub(crate) queue_series: Vec<Vec<PortSample>>,
     /// Per flow: its sender's samples when `series` is on.
     pub(crate) flow_series: Vec<Vec<FlowSample>>,
@@ -191,7 +191,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             out: Vec::with_capacity(64),
             local_drops: Vec::new(),
             stats: RunStats::default(),
-            queue_samples: Vec::new(),
+            queue_occupancy: Vec::new(),
             queue_series: Vec::new(),
             flow_series: vec![Vec::new(); nflows],
             capture: None,
@@ -221,7 +221,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             core.q.schedule(SimTime::ZERO, Ev::Sample);
         }
         let nmon = core.cfg.monitor.len();
-        core.queue_samples = vec![Vec::new(); nmon];
+        core.queue_occupancy = vec![Occupancy::default(); nmon];
         core.queue_series = vec![Vec::new(); nmon];
         if core.cfg.express && all_routed && core.pings.is_empty() {
             core.express = express_ports(&core.ports, &core.topo.kinds, &core.conns, &core.paths, &core.cfg.monitor);

@@ -69,7 +69,9 @@ pub use queue::{
 /// A port's queue, for the micro-benchmarks (the simulator owns its ports).
 #[doc(hidden)]
 pub use queue::{EnqueueResult, PortQueue};
-pub use record::{first_sample_after, ClassRecord, FlowSample, PortCounters, PortRecord, PortSample, Records, Sockets};
+pub use record::{
+    first_sample_after, ClassRecord, FlowSample, Occupancy, PortCounters, PortRecord, PortSample, Records, Sockets,
+};
 pub use sim::{footprint, EventList, Footprint, HostJitter, RunStats, Sim, SimConfig, WHEEL_MIN_PORTS};
 pub use switch::{BufferRecord, BufferSample, Switch, SwitchId};
 pub use topology::{LinkSpec, NodeId, NodeKind, PortId, Routes, Topology, TopologyError};

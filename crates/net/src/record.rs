@@ -33,7 +33,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         for (k, p) in self.cfg.monitor.iter().enumerate() {
             let port = &self.ports[p.0 as usize];
             let packets = port.queue.len_packets() as u32;
-            self.queue_samples[k].push(packets);
+            if now >= self.cfg.stats_from {
+                self.queue_occupancy[k].record(packets);
+            }
             if self.cfg.series {
                 let bytes = port.queue.len_bytes();
                 self.queue_series[k].push(PortSample { t: now, packets, bytes });
@@ -118,16 +120,16 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let duration = self.stopped_at.unwrap_or(self.cfg.duration);
         let captures = self.capture.take().map(|c| c.finish(duration)).unwrap_or_default();
         let monitor = std::mem::take(&mut self.cfg.monitor);
-        let samples = std::mem::take(&mut self.queue_samples);
+        let samples = std::mem::take(&mut self.queue_occupancy);
         let series = std::mem::take(&mut self.queue_series);
         let ports = monitor
             .iter()
             .zip(samples.into_iter().zip(series))
-            .map(|(&p, (samples, series))| {
+            .map(|(&p, (occupancy, series))| {
                 let port = &self.ports[p.0 as usize];
                 PortRecord {
                     port: p,
-                    samples,
+                    occupancy,
                     series,
                     classes: port
                         .queue
@@ -223,12 +225,40 @@ pub struct ClassRecord {
     pub stats: QueueStats,
 }
 
+/// A port's occupancy samples (packets) as counts per value: the statistics of a run of any
+/// length in memory that follows the longest queue, not the number of samples.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Occupancy {
+    /// `counts[v]`: samples that found `v` packets queued.
+    counts: Vec<u64>,
+    total: u64,
+}
+
+impl Occupancy {
+    pub fn record(&mut self, packets: u32) {
+        let v = packets as usize;
+        if v >= self.counts.len() {
+            self.counts.resize(v + 1, 0);
+        }
+        self.counts[v] += 1;
+        self.total += 1;
+    }
+    /// The number of samples.
+    pub fn samples(&self) -> u64 {
+        self.total
+    }
+    /// `(packets, samples)` for every value sampled at least once, in increasing order.
+    pub fn counts(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|&(_, &c)| c > 0).map(|(v, &c)| (v as u32, c))
+    }
+}
+
 /// What a monitored port recorded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PortRecord {
     pub port: PortId,
-    /// Occupancy in packets, one sample per recording interval from t = 0.
-    pub samples: Vec<u32>,
+    /// Occupancy in packets, sampled every recording interval from `SimConfig::stats_from` on.
+    pub occupancy: Occupancy,
     /// The occupancy series, when series are kept.
     pub series: Vec<PortSample>,
     pub classes: Vec<ClassRecord>,
@@ -269,14 +299,6 @@ pub fn first_sample_after(warmup: SimTime, interval: SimTime) -> usize {
     warmup.ns().div_ceil(interval.ns().max(1)) as usize
 }
 
-impl PortRecord {
-    /// The occupancy samples taken at or after `warmup`.
-    pub fn samples_after(&self, warmup: SimTime, interval: SimTime) -> &[u32] {
-        let skip = first_sample_after(warmup, interval).min(self.samples.len());
-        &self.samples[skip..]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,15 +312,15 @@ mod tests {
         // In floating point 0.3 s / 100 µs is 2999.9999999999995: a cut computed so would keep
         // the sample at 0.2999 s.
         assert_eq!(first_sample_after(ms(300), SimTime::from_us(100)), 3000);
-        let port = PortRecord {
-            port: PortId(0),
-            samples: (0..10).collect(),
-            series: Vec::new(),
-            classes: Vec::new(),
-            tx: PortCounters::default(),
-            utilisation: 0.0,
-        };
-        assert_eq!(port.samples_after(ms(3), ms(1)), &[3, 4, 5, 6, 7, 8, 9]);
-        assert!(port.samples_after(ms(30), ms(1)).is_empty(), "a warm-up past the run keeps nothing");
+    }
+
+    #[test]
+    fn occupancy_counts_each_value_in_order() {
+        let mut o = Occupancy::default();
+        for v in [3, 0, 3, 7, 3] {
+            o.record(v);
+        }
+        assert_eq!(o.samples(), 5);
+        assert_eq!(o.counts().collect::<Vec<_>>(), vec![(0, 1), (3, 3), (7, 1)]);
     }
 }

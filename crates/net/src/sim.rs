@@ -22,6 +22,9 @@ pub struct SimConfig {
     pub sample_interval: Option<SimTime>,
     /// Ports whose occupancy is sampled.
     pub monitor: Vec<PortId>,
+    /// Occupancy samples taken from this time on count in the ports' statistics (the warm-up
+    /// ends here; series keep every sample).
+    pub stats_from: SimTime,
     /// Keep time series (queue per monitored port, cwnd and bytes per flow) besides summaries.
     pub series: bool,
     /// Extra bytes per packet on every link (Ethernet framing), added to serialisation time.

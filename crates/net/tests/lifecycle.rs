@@ -83,6 +83,7 @@ fn run(n: u64) -> (RunStats, Seen) {
         seed: 7,
         duration: SimTime::from_secs(100),
         sample_interval: None,
+        stats_from: SimTime::ZERO,
         monitor: vec![],
         series: false,
         l2_overhead: 0,

@@ -72,7 +72,8 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
         duration: SimTime::from_secs(secs),
         sample_interval: Some(SimTime::from_us(500)),
         monitor: vec![bottleneck],
-        series: false,
+        stats_from: SimTime::from_ms(secs * 1000 / 3),
+        series: true,
         l2_overhead: 0,
         host_jitter: HostJitter::NONE,
         rx_coalesce: SimTime::ZERO,
@@ -85,7 +86,16 @@ fn run(cc: CcKind, k: Option<u64>, secs: u64) -> (Vec<u32>, f64, Vec<FlowRecord>
     sim.run();
     let mut rec = sim.into_records();
     let port = rec.ports.remove(0);
-    (port.samples, port.utilisation, rec.flows)
+    // The statistics count exactly the samples from the warm-up's end on: the series' packets at
+    // t >= stats_from, value for value.
+    let from = SimTime::from_ms(secs * 1000 / 3);
+    let steady: Vec<u32> = port.series.iter().filter(|s| s.t >= from).map(|s| s.packets).collect();
+    let mut counts = std::collections::BTreeMap::new();
+    for &v in &steady {
+        *counts.entry(v).or_insert(0u64) += 1;
+    }
+    assert_eq!(port.occupancy.counts().collect::<Vec<_>>(), counts.into_iter().collect::<Vec<_>>());
+    (steady, port.utilisation, rec.flows)
 }
 
 fn pct(v: &[u32], p: f64) -> u32 {
@@ -97,7 +107,7 @@ fn pct(v: &[u32], p: f64) -> u32 {
 #[test]
 fn dctcp_keeps_queue_near_k() {
     let (q, util, recs) = run(CcKind::Dctcp, Some(20), 3);
-    let steady = &q[q.len() / 3..];
+    let steady = &q[..];
     eprintln!(
         "dctcp p50 {} p99 {} max {} util {util:.3} {:?}",
         pct(steady, 50.0),
@@ -113,7 +123,7 @@ fn dctcp_keeps_queue_near_k() {
 #[test]
 fn reno_fills_the_buffer() {
     let (q, util, recs) = run(CcKind::Reno, None, 3);
-    let steady = &q[q.len() / 3..];
+    let steady = &q[..];
     eprintln!("reno p50 {} p99 {} util {util:.3} {:?}", pct(steady, 50.0), pct(steady, 99.0), recs);
     assert!(pct(steady, 50.0) >= 150);
 }

@@ -36,4 +36,4 @@ pub mod svg;
 pub use crate::csv::{secs_exact, Cell, CsvWriter};
 pub use crate::fmt::fmt_f64;
 pub use crate::stats::{cdf, jain_fairness, summarize, IntHistogram, Summary};
-pub use crate::svg::{cdf_plot, Plot, PlotKind, Series};
+pub use crate::svg::{cdf_plot, cdf_plot_of, Plot, PlotKind, Series};

@@ -434,10 +434,15 @@ impl Plot {
 /// assert_eq!(p.series[0].points, vec![(0.1, 0.0), (0.1, 1.0 / 3.0), (0.2, 2.0 / 3.0), (0.3, 1.0)]);
 /// ```
 pub fn cdf_plot(title: &str, x_label: &str, series: Vec<(String, Vec<f64>)>) -> Plot {
+    cdf_plot_of(title, x_label, series.into_iter().map(|(label, values)| (label, cdf(&values))).collect())
+}
+
+/// As [`cdf_plot`], from CDFs already computed (`cdf`, or `IntHistogram::cdf` of samples
+/// counted rather than kept).
+pub fn cdf_plot_of(title: &str, x_label: &str, series: Vec<(String, Vec<(f64, f64)>)>) -> Plot {
     let series = series
         .into_iter()
-        .map(|(label, values)| {
-            let c = cdf(&values);
+        .map(|(label, c)| {
             let mut points = Vec::with_capacity(c.len() + 1);
             if let Some(&(x0, _)) = c.first() {
                 points.push((x0, 0.0));

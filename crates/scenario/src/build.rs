@@ -75,6 +75,7 @@ pub fn build(s: &Scenario) -> Result<Built> {
         duration: run_duration,
         sample_interval: Some(record.interval),
         monitor: monitored.ports,
+        stats_from: record.warmup,
         series: s.record.series,
         l2_overhead: s.run.l2_overhead,
         host_jitter: hosts.jitter,

@@ -112,7 +112,9 @@ pub fn estimate(b: &Built) -> Estimate {
         Part { what: "route table", bytes: b.routes.heap_bytes() },
         Part { what: "ports", bytes: ports * fp.port_bytes },
         Part { what: "connections", bytes: flows * fp.conn_bytes },
-        Part { what: "queue samples", bytes: monitored * samples * 4 },
+        // Occupancy samples are counted per value (`Occupancy`): a counter per packet of the
+        // longest queue, whatever the run's length.
+        Part { what: "queue statistics", bytes: monitored * 8 * 1_024 },
         Part { what: "ping replies", bytes: ping_replies * 32 },
     ];
     if series {

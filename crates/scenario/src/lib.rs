@@ -29,9 +29,9 @@ pub use fct::{FctCollector, FctFile, FctReport, GroupTimes, SlowdownBin, Workloa
 pub use load as load_scenario;
 pub use overrides::{apply_overrides, toml_from_json, Override};
 pub use results::{
-    queue_csv_name, queue_files, run_built, run_built_to, run_to_dir, write_results, BufferSummary, CaptureSummary,
-    FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Streams, Summary, MAX_PLOT_LINES, MAX_PORT_FILES,
-    QUEUES_CSV,
+    occupancy_histogram, queue_csv_name, queue_files, run_built, run_built_to, run_to_dir, write_results,
+    BufferSummary, CaptureSummary, FlowSummary, Outcome, PingSummary, QueueSummary, RpcSummary, Streams, Summary,
+    MAX_PLOT_LINES, MAX_PORT_FILES, QUEUES_CSV,
 };
 pub use spec::Scenario;
 pub use units::{bytes as parse_bytes, duration as parse_duration, rate as parse_rate, DurationRange, Quantity};

@@ -4,9 +4,9 @@ use crate::build::Built;
 use crate::fct::{FctCollector, FctFile, FctReport};
 use ccsim_cc::{CcInfo, TCP_INFINITE_SSTHRESH};
 use ccsim_engine::SimTime;
-use ccsim_net::{FlowKind, FlowSample, Records, Sim};
+use ccsim_net::{FlowKind, FlowSample, Occupancy, Records, Sim};
 use ccsim_pcap::CaptureFiles;
-use ccsim_report::{cdf_plot, fmt_f64, summarize, Cell, CsvWriter, IntHistogram, Plot, PlotKind, Series};
+use ccsim_report::{cdf_plot_of, fmt_f64, summarize, Cell, CsvWriter, IntHistogram, Plot, PlotKind, Series};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -240,11 +240,7 @@ pub fn run_built_to(
     };
     let mut queues = Vec::new();
     for (k, port) in records.ports.iter().enumerate() {
-        let mut h = IntHistogram::new();
-        for &v in port.samples_after(warmup, interval) {
-            h.record(v as u64);
-        }
-        let s = h.summary();
+        let s = occupancy_histogram(&port.occupancy).summary();
         let classes: Vec<ClassSummary> = port
             .classes
             .iter()
@@ -448,6 +444,15 @@ pub const QUEUES_CSV: &str = "queues.csv";
 /// a cwnd.svg of 160 MB that no browser opens.
 pub const MAX_PLOT_LINES: usize = 64;
 
+/// A port's occupancy samples as the report crate's histogram (exact percentiles and CDF).
+pub fn occupancy_histogram(o: &Occupancy) -> IntHistogram {
+    let mut h = IntHistogram::new();
+    for (v, n) in o.counts() {
+        h.record_n(v as u64, n);
+    }
+    h
+}
+
 /// A plot's title, saying when it draws only the first `MAX_PLOT_LINES` of `n` lines.
 fn plot_title(title: &str, n: usize, what: &str, csv: &str) -> String {
     if n > MAX_PLOT_LINES {
@@ -503,8 +508,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
             std::fs::write(dir.join(csv.replace(".csv", ".svg")), plot.to_svg(900, 420))?;
         }
         if k < MAX_PLOT_LINES {
-            let vals: Vec<f64> = port.samples_after(out.warmup, out.interval).iter().map(|&v| v as f64).collect();
-            cdf_series.push((name.clone(), vals));
+            cdf_series.push((name.clone(), occupancy_histogram(&port.occupancy).cdf()));
         }
     }
     if let Some(w) = all_queues.as_mut() {
@@ -512,7 +516,7 @@ pub fn write_results(out: &Outcome, resolved: &str, dir: &Path) -> std::io::Resu
     }
     if !cdf_series.is_empty() {
         let title = plot_title("CDF of queue occupancy", out.built_names.len(), "ports", "summary.json");
-        let plot = cdf_plot(&title, "packets", cdf_series);
+        let plot = cdf_plot_of(&title, "packets", cdf_series);
         std::fs::write(dir.join("queue_cdf.svg"), plot.to_svg(700, 420))?;
     }
     if rec.flow_series.iter().any(|s| !s.is_empty()) {

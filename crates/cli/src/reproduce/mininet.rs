@@ -2,8 +2,8 @@
 //! with ECN marking at K = 20 packets (DCTCP) or a 425-packet drop-tail queue (TCP).
 
 use super::{figure, Ctx, ExpOutput, Row};
-use ccsim_report::{cdf_plot, Plot, PlotKind, Series};
-use ccsim_scenario::{Outcome, Quantity};
+use ccsim_report::{cdf_plot_of, Plot, PlotKind, Series};
+use ccsim_scenario::{occupancy_histogram, Outcome, Quantity};
 
 pub const NAME: &str = "mininet-queue";
 pub const SETUP: &str = "100 Mb/s links, one-way delay 62 us per link (base RTT about 0.5 ms), 1500-byte packets, \
@@ -91,13 +91,11 @@ pub fn run(ctx: &Ctx) -> Result<ExpOutput, String> {
 
     let series = [("TCP", &tcp), ("DCTCP", &dctcp)]
         .iter()
-        .map(|(l, o)| {
-            (l.to_string(), o.records.ports[0].samples_after(o.warmup, o.interval).iter().map(|&v| v as f64).collect())
-        })
+        .map(|(l, o)| (l.to_string(), occupancy_histogram(&o.records.ports[0].occupancy).cdf()))
         .collect();
     html.push_str(&figure(
         "CDF of instantaneous queue occupancy",
-        cdf_plot("CDF of queue occupancy (s->c)", "packets", series).to_svg(700, 380),
+        cdf_plot_of("CDF of queue occupancy (s->c)", "packets", series).to_svg(700, 380),
     ));
     Ok(ExpOutput { rows, html })
 }
