@@ -1458,6 +1458,8 @@ mod tests {
             advmss: 1448,
             rcv_ssthresh: 6 << 20,
             snd_wnd: 0,
+            rcv_wnd: 0,
+            retransmits: 0,
             notsent_bytes: 0,
             rqueue: 0,
             shutdown: 0,

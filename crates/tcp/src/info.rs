@@ -77,6 +77,10 @@ pub struct TcpInfo {
     pub rcv_ssthresh: u32,
     /// `tcpi_snd_wnd` (`tp->snd_wnd`): the peer's last advertised window, scaled.
     pub snd_wnd: u32,
+    /// `tcpi_rcv_wnd` (`tp->rcv_wnd`): the window ccsim last advertised, scaled.
+    pub rcv_wnd: u32,
+    /// `tcpi_retransmits` (`icsk_retransmits`): RTO retransmissions of the current stall.
+    pub retransmits: u32,
     /// `tcpi_notsent_bytes`: `write_seq - snd_nxt`, bytes written and never sent (a queued FIN
     /// counts one). An endless bulk source has no `write_seq` (ccsim gives it no send buffer):
     /// 0.
@@ -269,6 +273,8 @@ impl Endpoint {
             advmss: if set_up { self.tcpi_advmss() } else { 0 },
             rcv_ssthresh: if set_up { (self.rcv_wnd >> self.rcv_wscale).min(65535) << self.rcv_wscale } else { 0 },
             snd_wnd: self.snd_wnd,
+            rcv_wnd: self.rcv_wnd,
+            retransmits: self.icsk.retransmits,
             notsent_bytes: unsent + (self.fin_queued && !self.fin_sent) as u64,
             rqueue: self.readable(),
             shutdown: self.sk_shutdown,
