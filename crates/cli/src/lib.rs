@@ -18,6 +18,9 @@ mod run;
 mod ss;
 mod sweep;
 
+#[doc(hidden)]
+pub use ss::fuzz_filter;
+
 /// The `ccsim` command: `args` without the program name.
 pub fn main(args: Vec<String>) -> ExitCode {
     // A closed pipe (`ccsim ss ... | head`) ends the program quietly, as it ends `ls` or `grep`,

@@ -1404,6 +1404,16 @@ fn markmask(v: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// The filter grammar alone, for the fuzz targets and tests: `words` parsed as `ccsim ss`'s
+/// FILTER arguments against a three-host star (hosts `a`, `b`, `c` at 10.0.0.1-3).
+#[doc(hidden)]
+pub fn fuzz_filter(words: &[String]) -> Result<(), String> {
+    let s = scenario::parse("[topology]\ntype = \"star\"\nhosts = [\"a\", \"b\", \"c\"]\n", "fuzz")
+        .map_err(|e| e.to_string())?;
+    let built = scenario::build(&s).map_err(|e| e.to_string())?;
+    Filter::parse(words, &Hosts::new(&built.topo)).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

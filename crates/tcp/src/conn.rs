@@ -7,6 +7,10 @@ use crate::segment::{Segment, TcpFlags};
 use crate::seq::SeqNum;
 use ccsim_cc::CongestionOps;
 
+/// `TCP_MIN_SND_MSS` (include/net/tcp.h): the smallest MSS Linux sends with, so a
+/// tiny announced MSS cannot make it send (or the option room make it compute) empty segments.
+const TCP_MIN_SND_MSS: u32 = 48;
+
 impl Endpoint {
     /// Options from a SYN or SYN-ACK (`tcp_parse_options` + `tcp_openreq_init`).
     fn negotiate_options(&mut self, seg: &Segment) {
@@ -20,11 +24,13 @@ impl Endpoint {
             self.snd_wscale = 0;
             self.rcv_wscale = 0;
         }
-        let peer_mss = o.mss.map_or(536, |m| m as u32);
+        // tcp_parse_options ignores an MSS option of 0 (the default, 536, stays).
+        let peer_mss = o.mss.filter(|&m| m != 0).map_or(536, |m| m as u32);
         // tcp_parse_options clamps the peer's MSS to TCP_MAXSEG; the route caps it at advmss.
         self.mss_clamp = peer_mss.min(self.advmss());
-        // tcp_sync_mss: the payload per segment leaves room for the timestamp option.
-        self.sk.mss_cache = self.mss_clamp - if self.ts_ok { 12 } else { 0 };
+        // tcp_sync_mss (__tcp_mtu_to_mss): never below TCP_MIN_SND_MSS, whatever the peer
+        // announced; the payload per segment leaves room for the timestamp option.
+        self.sk.mss_cache = self.mss_clamp.max(TCP_MIN_SND_MSS) - if self.ts_ok { 12 } else { 0 };
         // tcp_initialize_rcv_mss
         let hint = self.advmss().min(self.sk.mss_cache).min(self.rcv_wnd / 2).clamp(88, 536);
         self.ack.rcv_mss = hint;
