@@ -78,7 +78,7 @@ pub struct TcpConfig {
     /// TCP-NV reads at init.
     pub base_rtt_us: Option<u32>,
     /// `CONFIG_HZ`: the kernel's timer tick. The retransmission, loss-probe and RACK reordering
-    /// timers count in jiffies (`usecs_to_jiffies` rounds up, `TCP_TIMEOUT_MIN` is 2 jiffies), so
+    /// timers count in jiffies (`usecs_to_jiffies` rounds up, after `TCP_TIMEOUT_MIN_US` is added), so
     /// a 250 Hz kernel's timers are coarser than a 1000 Hz one's. 100, 250, 300 or 1000.
     pub hz: u32,
     /// Data carrying CWR is ACKed at once (`tcp_ecn_accept_cwr`, 9aee40006190 "tcp: ack

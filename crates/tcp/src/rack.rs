@@ -29,8 +29,8 @@ pub(crate) struct RackState {
     pub reo_wnd_persist: u8,
 }
 
-/// `TCP_TIMEOUT_MIN`: 2 jiffies, added to the reordering timeout.
-const TIMEOUT_MIN_JIFFIES: u64 = 2;
+/// `TCP_TIMEOUT_MIN_US`: 2 ms, added to the reordering timeout before it is rounded to jiffies.
+const TIMEOUT_MIN_US: u64 = 2_000;
 /// `TCP_RACK_RECOVERY_THRESH`: recoveries a widened reordering window persists.
 pub(crate) const RACK_RECOVERY_THRESH: u8 = 16;
 
@@ -170,6 +170,9 @@ impl Endpoint {
     }
 
     /// `tcp_rack_mark_lost`: run detection if RACK advanced; arm the reordering timer if needed.
+    /// The timer waits `usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US)` (Linux 6.6+, 1c2709cfff1d
+    /// "tcp: fix excessive TLP and RACK timeouts from HZ rounding"), not
+    /// `usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN` as before: at HZ 250 the old form added 8 ms.
     pub(crate) fn rack_mark_lost(&mut self) -> bool {
         if !self.rack.advanced {
             return false;
@@ -177,7 +180,7 @@ impl Endpoint {
         self.rack.advanced = false;
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
-            let j = self.cfg.usecs_to_jiffies(timeout) + TIMEOUT_MIN_JIFFIES;
+            let j = self.cfg.usecs_to_jiffies(timeout + TIMEOUT_MIN_US);
             let at = self.now + self.cfg.jiffies(j);
             self.xmit_timer = Some((at, XmitTimer::ReoTimeout));
         }
