@@ -17,6 +17,9 @@ struct Line {
     ccsim: String,
     /// Where ccsim stopped and why, when it failed.
     failure: Option<String>,
+    /// The manifest's note: why a script Linux passes still fails in ccsim.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    note: String,
 }
 
 /// `Ok(true)`: ccsim passes every script Linux passes among those run.
@@ -38,6 +41,7 @@ pub fn cmd(a: ConformanceArgs) -> Result<bool, String> {
             linux_passes: e.linux_passes(),
             ccsim: if r.passed { "pass".into() } else { "fail".into() },
             failure,
+            note: e.note.clone(),
         });
     }
     let regressions = lines.iter().filter(|l| l.linux_passes && l.ccsim != "pass").count();
@@ -53,6 +57,9 @@ pub fn cmd(a: ConformanceArgs) -> Result<bool, String> {
                 l.ccsim,
                 l.failure.as_deref().unwrap_or("").chars().take(90).collect::<String>()
             );
+        }
+        for l in lines.iter().filter(|l| l.linux_passes && l.ccsim != "pass" && !l.note.is_empty()) {
+            println!("why {} still fails: {}", l.script, l.note);
         }
         let in_scope: Vec<&Line> = lines.iter().filter(|l| l.in_scope).collect();
         let lp: Vec<&&Line> = in_scope.iter().filter(|l| l.linux_passes).collect();
