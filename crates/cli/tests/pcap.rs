@@ -109,6 +109,20 @@ fn a_port_capture_holds_every_packet_the_port_sent_with_the_queues_ce_marks() {
 }
 
 #[test]
+fn capturing_changes_nothing_else_in_the_run() {
+    let dir = Scratch::new("pcap-same");
+    let mut with = run(&dir.join("with"), SCENARIO);
+    let without = run(&dir.join("without"), &SCENARIO.replace("pcap = [\"a\", \"s->c\", \"c\"]\npcap_snaplen = 1600\n", ""));
+    assert!(without.get("captures").is_none());
+    with.as_object_mut().unwrap().remove("captures");
+    assert_eq!(with, without, "summary.json, captures aside");
+    for f in ["flows.csv", "pings.csv", "queue_s_c.csv"] {
+        let a = std::fs::read(dir.join("with/out").join(f)).unwrap();
+        assert_eq!(a, std::fs::read(dir.join("without/out").join(f)).unwrap(), "{f}");
+    }
+}
+
+#[test]
 fn the_limit_and_the_window_bound_a_capture_and_say_what_they_left_out() {
     let dir = Scratch::new("pcap-limit");
     let all = run(&dir.join("all"), SCENARIO);
