@@ -112,7 +112,8 @@ fn a_port_capture_holds_every_packet_the_port_sent_with_the_queues_ce_marks() {
 fn capturing_changes_nothing_else_in_the_run() {
     let dir = Scratch::new("pcap-same");
     let mut with = run(&dir.join("with"), SCENARIO);
-    let without = run(&dir.join("without"), &SCENARIO.replace("pcap = [\"a\", \"s->c\", \"c\"]\npcap_snaplen = 1600\n", ""));
+    let without =
+        run(&dir.join("without"), &SCENARIO.replace("pcap = [\"a\", \"s->c\", \"c\"]\npcap_snaplen = 1600\n", ""));
     assert!(without.get("captures").is_none());
     with.as_object_mut().unwrap().remove("captures");
     assert_eq!(with, without, "summary.json, captures aside");
