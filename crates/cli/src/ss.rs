@@ -587,21 +587,7 @@ impl Info {
         if !self.cc.is_empty() {
             put(self.cc.to_string());
         }
-        if let Some([s, r]) = self.wscale {
-            put(format!("wscale:{s},{r}"));
-        }
-        if let Some(v) = self.rto {
-            put(format!("rto:{}", fmt_g(v)));
-        }
-        if let Some(v) = self.backoff {
-            put(format!("backoff:{v}"));
-        }
-        if let (Some(r), Some(v)) = (self.rtt, self.rttvar) {
-            put(format!("rtt:{}/{}", fmt_g(r), fmt_g(v)));
-        }
-        if let Some(v) = self.ato {
-            put(format!("ato:{}", fmt_g(v)));
-        }
+        self.put_timers(&mut put);
         for (name, v) in [
             ("mss", self.mss),
             ("pmtu", self.pmtu),
@@ -666,6 +652,43 @@ impl Info {
                 }
             }
         }
+        self.put_loss(&mut put);
+        if let Some(v) = self.rcv_ssthresh {
+            put(format!("rcv_ssthresh:{v}"));
+        }
+        if let Some(v) = self.notsent {
+            put(format!("notsent:{v}"));
+        }
+        if let Some(v) = self.minrtt {
+            put(format!("minrtt:{}", fmt_g(v)));
+        }
+        if let Some(v) = self.snd_wnd {
+            put(format!("snd_wnd:{v}"));
+        }
+        o
+    }
+
+    /// `wscale:`, `rto:`, `backoff:`, `rtt:`, `ato:` — the same in both layouts.
+    fn put_timers(&self, put: &mut impl FnMut(String)) {
+        if let Some([s, r]) = self.wscale {
+            put(format!("wscale:{s},{r}"));
+        }
+        if let Some(v) = self.rto {
+            put(format!("rto:{}", fmt_g(v)));
+        }
+        if let Some(v) = self.backoff {
+            put(format!("backoff:{v}"));
+        }
+        if let (Some(r), Some(v)) = (self.rtt, self.rttvar) {
+            put(format!("rtt:{}/{}", fmt_g(r), fmt_g(v)));
+        }
+        if let Some(v) = self.ato {
+            put(format!("ato:{}", fmt_g(v)));
+        }
+    }
+
+    /// `unacked:` to `reord_seen:` — the same, in the same order, in both layouts.
+    fn put_loss(&self, put: &mut impl FnMut(String)) {
         if let Some(v) = self.unacked {
             put(format!("unacked:{v}"));
         }
@@ -687,19 +710,6 @@ impl Info {
         if let Some(v) = self.reord_seen {
             put(format!("reord_seen:{v}"));
         }
-        if let Some(v) = self.rcv_ssthresh {
-            put(format!("rcv_ssthresh:{v}"));
-        }
-        if let Some(v) = self.notsent {
-            put(format!("notsent:{v}"));
-        }
-        if let Some(v) = self.minrtt {
-            put(format!("minrtt:{}", fmt_g(v)));
-        }
-        if let Some(v) = self.snd_wnd {
-            put(format!("snd_wnd:{v}"));
-        }
-        o
     }
 
     /// The 2014 info line without its leading tab: " dctcp wscale:7,7 rto:203 ...".
@@ -710,21 +720,7 @@ impl Info {
             o.push_str(&s);
         };
         put(self.cc.to_string());
-        if let Some([s, r]) = self.wscale {
-            put(format!("wscale:{s},{r}"));
-        }
-        if let Some(v) = self.rto {
-            put(format!("rto:{}", fmt_g(v)));
-        }
-        if let Some(v) = self.backoff {
-            put(format!("backoff:{v}"));
-        }
-        if let (Some(r), Some(v)) = (self.rtt, self.rttvar) {
-            put(format!("rtt:{}/{}", fmt_g(r), fmt_g(v)));
-        }
-        if let Some(v) = self.ato {
-            put(format!("ato:{}", fmt_g(v)));
-        }
+        self.put_timers(&mut put);
         if let Some(v) = self.mss {
             put(format!("mss:{v}"));
         }
@@ -749,27 +745,7 @@ impl Info {
         if let Some(v) = self.pacing_rate {
             put(format!("pacing_rate {}bps", sprint_bw_2014(v)));
         }
-        if let Some(v) = self.unacked {
-            put(format!("unacked:{v}"));
-        }
-        if let Some([c, t]) = self.retrans {
-            put(format!("retrans:{c}/{t}"));
-        }
-        if let Some(v) = self.lost {
-            put(format!("lost:{v}"));
-        }
-        if let Some(v) = self.sacked {
-            put(format!("sacked:{v}"));
-        }
-        if let Some(v) = self.dsack_dups {
-            put(format!("dsack_dups:{v}"));
-        }
-        if let Some(v) = self.reordering {
-            put(format!("reordering:{v}"));
-        }
-        if let Some(v) = self.reord_seen {
-            put(format!("reord_seen:{v}"));
-        }
+        self.put_loss(&mut put);
         for (name, v) in [
             ("rcvmss", self.rcvmss.map(u64::from)),
             ("bytes_sent", self.bytes_sent),
