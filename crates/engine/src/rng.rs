@@ -42,6 +42,10 @@ impl Rng {
     pub fn below(&mut self, n: u32) -> u32 {
         ((self.next_u32() as u64 * n as u64) >> 32) as u32
     }
+    /// A uniform index into something `len` long (`below` for lengths and counts).
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u32) as usize
+    }
     /// True with probability `p`.
     pub fn chance(&mut self, p: f64) -> bool {
         p > 0.0 && self.next_f64() < p
