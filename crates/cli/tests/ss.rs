@@ -39,10 +39,12 @@ fn dctcp() -> String {
     root().join("scenarios/mininet-dctcp.toml").display().to_string()
 }
 
-/// Write a scenario file in a scratch directory of its own; the directory goes when the first
-/// value is dropped.
+/// Write a scenario file in a scratch directory of its own (numbered: tests run in parallel and
+/// several write the same file name); the directory goes when the first value is dropped.
 fn scenario(name: &str, text: &str) -> (Scratch, String) {
-    let d = Scratch::new(&format!("ss-{name}"));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = Scratch::new(&format!("ss-{n}-{name}"));
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join(name);
     std::fs::write(&p, text).unwrap();
