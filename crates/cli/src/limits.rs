@@ -2,7 +2,7 @@
 //! the memory and disk the run may use. Above the limits the run is refused before it starts,
 //! saying what would need less; above the warning thresholds it is said and the run goes on.
 
-use ccsim_scenario::{self as scenario, human_bytes, Estimate};
+use ccsim_scenario::{self as scenario, human_bytes, largest_parts, Estimate};
 use std::path::Path;
 
 /// The share of the machine's memory a run may take unless `--max-memory` says otherwise.
@@ -32,7 +32,7 @@ impl Limits {
                  a longer record.interval, record.series = false, fewer ports in record.queues or a \
                  shorter run.duration need less (or raise --max-memory)",
                 human_bytes(est.memory_bytes()),
-                parts(&est.memory),
+                largest_parts(&est.memory, 3),
                 human_bytes(limit)
             ));
         }
@@ -42,7 +42,7 @@ impl Limits {
                  where they go, or --max-output); record.series = false, a longer record.interval, \
                  fewer captures or a lower record.pcap_max_packets write less",
                 human_bytes(est.output_bytes()),
-                parts(&est.output),
+                largest_parts(&est.output, 3),
                 human_bytes(limit)
             ));
         }
@@ -57,7 +57,7 @@ pub fn warnings(est: &Estimate) -> Vec<String> {
         w.push(format!(
             "the run will need about {} of memory ({})",
             human_bytes(est.memory_bytes()),
-            parts(&est.memory)
+            largest_parts(&est.memory, 3)
         ));
     } else if est.memory_bytes() + est.queued_packets_bound > scenario::WARN_MEMORY_BYTES {
         w.push(format!(
@@ -69,16 +69,16 @@ pub fn warnings(est: &Estimate) -> Vec<String> {
         ));
     }
     if est.output_bytes() > scenario::WARN_OUTPUT_BYTES {
-        w.push(format!("the results will take about {} ({})", human_bytes(est.output_bytes()), parts(&est.output)));
+        w.push(format!(
+            "the results will take about {} ({})",
+            human_bytes(est.output_bytes()),
+            largest_parts(&est.output, 3)
+        ));
     }
     if est.files > scenario::WARN_FILES {
         w.push(format!("the results will be {} files", est.files));
     }
     w
-}
-
-fn parts(ps: &[scenario::Part]) -> String {
-    scenario::largest_parts(ps, 3)
 }
 
 /// `MemTotal` of /proc/meminfo, bytes.

@@ -154,7 +154,7 @@ pub fn estimate(b: &Built) -> Estimate {
         output.push(Part { what: "fct.csv", bytes: (arrivals * FCT_ROW as f64) as u64 });
     }
     let mut pcap = 0u64;
-    for (s, _) in b.captures.specs.iter().zip(&b.captures.files) {
+    for s in &b.captures.specs {
         files += 1;
         // Full-size packets at the line rate of every point, over the capture's window.
         let bits: f64 = s
