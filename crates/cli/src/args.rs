@@ -152,6 +152,20 @@ pub enum AckTiming {
     Delayed,
 }
 
+/// The receive-window rules of a kernel generation.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcvWindowArg {
+    /// Linux 6.10+: window from the measured payload share of the buffer, no 64 KB initial cap.
+    #[value(name = "current")]
+    Current,
+    /// Linux 6.6 to 6.9: the measured share, an initial window of at most 65535.
+    #[value(name = "pre-6.10")]
+    Pre6_10,
+    /// Before 6.6: half the buffer is window (tcp_adv_win_scale = 1), initial window at most 65535.
+    #[value(name = "pre-6.6")]
+    Pre6_6,
+}
+
 #[derive(Args, Debug)]
 pub struct PdrillArgs {
     /// Scripts to run.
@@ -172,6 +186,9 @@ pub struct PdrillArgs {
     /// A CWR is ACKed at once (Linux 5.3+) or delayed (earlier kernels).
     #[arg(long, value_enum)]
     pub cwr_ack: Option<AckTiming>,
+    /// The receive-window rules: current (Linux 6.10+), pre-6.10 or pre-6.6.
+    #[arg(long, value_enum)]
+    pub rcv_window: Option<RcvWindowArg>,
     /// Print each script's notes and ignored settings.
     #[arg(long, short)]
     pub verbose: bool,

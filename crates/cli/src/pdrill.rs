@@ -1,7 +1,7 @@
-//! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed] [--cwr-ack now|delayed] [--verbose]`: run packetdrill
+//! `ccsim pdrill FILE.pkt... [--json] [--tolerance-usecs N] [--hz 250] [--dctcp-ce-ack now|delayed] [--cwr-ack now|delayed] [--rcv-window current|pre-6.10|pre-6.6] [--verbose]`: run packetdrill
 //! scripts against ccsim's TCP endpoint. Exit 0 iff every script passes.
 
-use crate::args::{AckTiming, PdrillArgs};
+use crate::args::{AckTiming, PdrillArgs, RcvWindowArg};
 use ccsim_engine::SimTime;
 use ccsim_pdrill::{run_file, RunOptions, ScriptResult};
 use serde::Serialize;
@@ -31,6 +31,13 @@ pub fn cmd(a: PdrillArgs) -> Result<bool, String> {
     }
     if let Some(t) = a.cwr_ack {
         opts.cwr_ack_now = t == AckTiming::Now;
+    }
+    if let Some(w) = a.rcv_window {
+        opts.rcv_window_rules = match w {
+            RcvWindowArg::Current => ccsim_tcp::RcvWindowRules::Current,
+            RcvWindowArg::Pre6_10 => ccsim_tcp::RcvWindowRules::Pre6_10,
+            RcvWindowArg::Pre6_6 => ccsim_tcp::RcvWindowRules::Pre6_6,
+        };
     }
     let args: Vec<String> = a.scripts.iter().map(|p| p.display().to_string()).collect();
     let results: Vec<ScriptResult> = args.iter().map(|p| run_file(p.as_ref(), &opts)).collect();

@@ -18,7 +18,7 @@
 //! ab_tot:..)` or `dctcp:fallback_mode`, `bbr:(bw:..bps,mrtt:..,pacing_gain:..,cwnd_gain:..)`,
 //! `send`, `lastsnd lastrcv`, `pacing_rate`, `delivery_rate`, `delivered delivered_ce
 //! app_limited`, `busy:Nms rwnd_limited:Nms(x%) sndbuf_limited:..`, `unacked retrans lost sacked
-//! dsack_dups reordering reord_seen rcv_ssthresh notsent minrtt snd_wnd`. Times are ms with C's
+//! dsack_dups reordering reord_seen rcv_rtt rcv_space rcv_ssthresh notsent minrtt snd_wnd`. Times are ms with C's
 //! `%g`, rates whole bits per second (`sprint_bw` under `-n`, which `-tin` implies). What the
 //! kernel reports follows today's Linux: `tcp_get_info` stops after cwnd, reordering and the
 //! pacing rate for a listener; the CC's diag attribute comes only below TIME-WAIT
@@ -28,11 +28,9 @@
 //! `-e` (which implies `-o`, as in ss) adds `fwmark:0x..` for a marked flow and the shutdown state
 //! `<->`.
 //!
-//! What ccsim does not model is left out, never made up: `lastack` (no `rcv_tstamp`), `rcv_rtt`
-//! (no receiver RTT estimate), `rcv_space` (no autotuning), `rcv_ooopack`, the keepalive and
-//! TIME-WAIT timers, and of `-e`'s details `uid:` (0, which ss omits), `ino:`, `sk:` and
-//! `cgroup:`. `rcv_ssthresh` is ccsim's fixed receive window (the state Linux reaches once the
-//! window has grown to its clamp); `notsent` and Send-Q count no unsent bytes for an endless bulk
+//! What ccsim does not model is left out, never made up: `lastack` (no `rcv_tstamp`),
+//! `rcv_ooopack`, the keepalive and TIME-WAIT timers, and of `-e`'s details `uid:` (0, which ss
+//! omits), `ino:`, `sk:` and `cgroup:`. `notsent` and Send-Q count no unsent bytes for an endless bulk
 //! source, which has no send buffer in ccsim. tests/ss.rs compares the field order and formats
 //! with real ss 6.1 lines (tests/data/ss-iproute2-6.1.txt, from scripts/capture-ss-lines).
 //!
@@ -398,6 +396,10 @@ struct Info {
     #[serde(skip_serializing_if = "Option::is_none")]
     sndbuf_limited_us: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    rcv_rtt: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rcv_space: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     rcv_ssthresh: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     notsent: Option<u64>,
@@ -468,6 +470,8 @@ impl Info {
         }
         let mut i = Info {
             cc: t.cc,
+            rcv_rtt: (t.rcv_rtt_us != 0).then_some(t.rcv_rtt_us as f64 / 1000.0),
+            rcv_space: nz(t.rcv_space),
             wscale: t.wscale_ok.then_some([t.snd_wscale, t.rcv_wscale]),
             // ss hides the initial 3 s RTO of old kernels.
             rto: (t.rto_us != 0 && t.rto_us != 3_000_000).then(|| t.rto_us as f64 / 1000.0),
@@ -653,6 +657,7 @@ impl Info {
             }
         }
         self.put_loss(&mut put);
+        self.put_rcv_space(&mut put);
         if let Some(v) = self.rcv_ssthresh {
             put(format!("rcv_ssthresh:{v}"));
         }
@@ -712,6 +717,16 @@ impl Info {
         }
     }
 
+    /// `rcv_rtt` (ms) and `rcv_space`: the receiver's RTT estimate and autotuning's measure.
+    fn put_rcv_space(&self, put: &mut impl FnMut(String)) {
+        if let Some(v) = self.rcv_rtt {
+            put(format!("rcv_rtt:{}", fmt_g(v)));
+        }
+        if let Some(v) = self.rcv_space {
+            put(format!("rcv_space:{v}"));
+        }
+    }
+
     /// The 2014 info line without its leading tab: " dctcp wscale:7,7 rto:203 ...".
     fn line_2014(&self) -> String {
         let mut o = String::new();
@@ -746,6 +761,7 @@ impl Info {
             put(format!("pacing_rate {}bps", sprint_bw_2014(v)));
         }
         self.put_loss(&mut put);
+        self.put_rcv_space(&mut put);
         for (name, v) in [
             ("rcvmss", self.rcvmss.map(u64::from)),
             ("bytes_sent", self.bytes_sent),
@@ -1455,31 +1471,35 @@ mod tests {
             rwnd_limited_us: 0,
             sndbuf_limited_us: 0,
             timer: None,
+            rcv_space: 0,
+            rcv_rtt_us: 0,
         }
     }
 
-    /// The fallen-back socket of the DCTCP merge commit, minus what ccsim does not have
-    /// (`rcv_rtt`, `rcv_space`).
+    /// The fallen-back socket of the DCTCP merge commit, whole.
     #[test]
     fn e3118e8359_fallback_line() {
-        let t = info("dctcp-reno", CcInfo::Dctcp { enabled: false, ce_state: 0, alpha: 0, ab_ecn: 0, ab_tot: 0 });
+        let mut t = info("dctcp-reno", CcInfo::Dctcp { enabled: false, ce_state: 0, alpha: 0, ab_ecn: 0, ab_tot: 0 });
+        (t.rcv_rtt_us, t.rcv_space) = (1500, 29200);
         assert_eq!(
             Info::of(&t).line_2014(),
             " dctcp-reno wscale:7,7 rto:201 rtt:0.711/1.327 ato:40 mss:1448 cwnd:10 ssthresh:1102 fallback_mode \
-             send 162.9Mbps pacing_rate 325.5Mbps"
+             send 162.9Mbps pacing_rate 325.5Mbps rcv_rtt:1.5 rcv_space:29200"
         );
     }
 
-    /// The DCTCP socket of the merge commit, minus `rcv_space`.
+    /// The DCTCP socket of the merge commit, whole.
     #[test]
     fn e3118e8359_dctcp_line() {
         let mut t = info("dctcp", CcInfo::Dctcp { enabled: true, ce_state: 0, alpha: 15, ab_ecn: 0, ab_tot: 735584 });
         (t.rto_us, t.rtt_us, t.rttvar_us, t.ato_us, t.snd_cwnd) = (203_000, 2349, 26, 0, 2054);
         (t.pacing_rate, t.unacked, t.total_retrans, t.reordering) = (2_531_762_500, 1822, 15, 101);
+        t.rcv_space = 29200;
         assert_eq!(
             Info::of(&t).line_2014(),
             " dctcp wscale:7,7 rto:203 rtt:2.349/0.026 mss:1448 cwnd:2054 ssthresh:1102 ce_state 0 alpha 15 ab_ecn 0 \
-             ab_tot 735584 send 10129.2Mbps pacing_rate 20254.1Mbps unacked:1822 retrans:0/15 reordering:101"
+             ab_tot 735584 send 10129.2Mbps pacing_rate 20254.1Mbps unacked:1822 retrans:0/15 reordering:101 \
+             rcv_space:29200"
         );
     }
 

@@ -107,7 +107,8 @@ pub struct FlowPlan {
     pub cc_label: String,
     pub nodelay: bool,
     pub pacing: bool,
-    pub rcvbuf: u32,
+    /// The receiver's `SO_RCVBUFFORCE` value; `None`: the kernel's autotuning.
+    pub rcvbuf: Option<u32>,
     /// IP TOS byte (DSCP << 2).
     pub tos: u8,
     pub mark: u32,
@@ -541,7 +542,10 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
             cc_label: f.client.cc.name().to_string(),
             nodelay: f.client.nodelay,
             pacing: f.client.pacing,
-            rcvbuf: f.server.rcvbuf,
+            rcvbuf: match f.server.rcvbuf {
+                ccsim_tcp::RcvBufSize::Locked(n) => Some(n),
+                ccsim_tcp::RcvBufSize::Auto => None,
+            },
             tos: f.dscp << 2,
             mark: f.mark,
         });
@@ -564,6 +568,8 @@ pub fn plan(s: &Scenario, b: &Built, file: &str, opts: &Options) -> Result<Plan,
         sc.push(("net.ipv4.tcp_early_retrans".into(), if cfg.tlp { "3" } else { "0" }.into()));
         sc.push(("net.ipv4.tcp_recovery".into(), b01(cfg.rack)));
         sc.push(("net.ipv4.tcp_reordering".into(), cfg.reordering.to_string()));
+        let [lo, def, hi] = cfg.rmem;
+        sc.push(("net.ipv4.tcp_rmem".into(), format!("{lo} {def} {hi}")));
     }
     for n in nodes.iter_mut().filter(|n| !n.is_host) {
         n.sysctls.push(("net.ipv4.ip_forward".into(), "1".into()));

@@ -60,14 +60,16 @@ fn bind(fd: RawFd, addr: Ipv4Addr, port: u16) -> io::Result<()> {
 }
 
 /// The listener of one flow, in the receiver's namespace, with the flow's server-side
-/// congestion control and receive buffer (SO_RCVBUFFORCE: ccsim's rcvbuf is the advertised
-/// window; the kernel doubles the value and advertises half of it).
+/// congestion control and receive buffer (SO_RCVBUFFORCE with ccsim's rcvbuf, which the kernel
+/// doubles and locks; none when ccsim's rcvbuf is "auto").
 pub fn listener(f: &FlowPlan) -> io::Result<TcpListener> {
     let fd = tcp_socket()?;
     // SAFETY: fd is a fresh socket we own.
     let l = unsafe { TcpListener::from_raw_fd(fd) };
     setopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1, "SO_REUSEADDR")?;
-    setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, f.rcvbuf as libc::c_int, "SO_RCVBUFFORCE")?;
+    if let Some(n) = f.rcvbuf {
+        setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, n as libc::c_int, "SO_RCVBUFFORCE")?;
+    }
     sys::set_tcp_congestion(fd, &f.server_cc)
         .map_err(|e| io::Error::new(e.kind(), format!("TCP_CONGESTION {} on the listener: {e}", f.server_cc)))?;
     if f.tos != 0 {

@@ -27,6 +27,10 @@ const REMOTE_ISN: u32 = 0xFFFF_E000;
 pub struct RunOptions {
     /// Timing tolerance (packetdrill's `--tolerance_usecs`, default 4 ms).
     pub tolerance: SimTime,
+    /// The tolerance that grows with the time since the previous event (packetdrill's
+    /// `--tolerance_percent`, default 12.5 %, 4c04617 "set tolerance_percent to 12.5 %"): an
+    /// event 40 ms after the one before may be 5 ms off.
+    pub tolerance_percent: f64,
     /// `CONFIG_HZ` of the kernel the scripts are checked against (the endpoint's timers count in
     /// its jiffies). Default 250: the conformance reference kernel's.
     pub hz: u32,
@@ -35,11 +39,20 @@ pub struct RunOptions {
     pub dctcp_ce_ack_now: bool,
     /// Data with CWR is ACKed at once (Linux 5.3+, 9aee40006190; default) or delayed.
     pub cwr_ack_now: bool,
+    /// The receive-window rules of the kernel modelled (`RcvWindowRules`).
+    pub rcv_window_rules: ccsim_tcp::RcvWindowRules,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { tolerance: SimTime::from_us(4000), hz: 250, dctcp_ce_ack_now: true, cwr_ack_now: true }
+        RunOptions {
+            tolerance: SimTime::from_us(4000),
+            tolerance_percent: 12.5,
+            hz: 250,
+            dctcp_ce_ack_now: true,
+            cwr_ack_now: true,
+            rcv_window_rules: ccsim_tcp::RcvWindowRules::Current,
+        }
     }
 }
 
@@ -275,12 +288,18 @@ fn apply_sysctl(cfg: &mut TcpConfig, name: &str, v: &str) -> bool {
             None => return false,
         },
         "tcp_rmem" => {
-            // The maximum sets the window scale (tcp_select_initial_window).
-            match v.split_whitespace().nth(2).and_then(|m| m.parse::<u64>().ok()) {
-                Some(max) => cfg.rcvbuf = max.min(1 << 30) as u32,
-                None => return false,
+            // min, default (the initial buffer), max (autotuning's cap and the window scale).
+            let v: Vec<u32> = v
+                .split_whitespace()
+                .filter_map(|m| m.parse::<u64>().ok())
+                .map(|m| m.min(i32::MAX as u64) as u32)
+                .collect();
+            match v[..] {
+                [lo, def, hi] if lo <= def && def <= hi && lo > 0 => cfg.rmem = [lo, def, hi],
+                _ => return false,
             }
         }
+        "net.core.rmem_max" if n() > 0 => cfg.rmem_max = n().min(i32::MAX as i64) as u32,
         // Bit 0: RACK loss detection; the other bits (static reordering window, no dupthresh)
         // are not modelled.
         "tcp_recovery" if matches!(n(), 0 | 1) => cfg.rack = n() == 1,
@@ -426,8 +445,6 @@ fn tcpi_options(info: &ccsim_tcp::TcpInfo) -> i64 {
 /// Fields of Linux 6.18's `struct tcp_info` ccsim does not keep, and what each would need.
 const UNMODELLED_TCPI: &[&str] = &[
     "tcpi_last_ack_recv",
-    "tcpi_rcv_rtt",
-    "tcpi_rcv_space",
     "tcpi_rcv_ooopack",
     "tcpi_max_pacing_rate",
     "tcpi_rehash",
@@ -438,7 +455,6 @@ const UNMODELLED_TCPI: &[&str] = &[
 fn unmodelled_why(name: &str) -> &'static str {
     match name {
         "tcpi_last_ack_recv" => "time of the last ACK received (tp->rcv_tstamp)",
-        "tcpi_rcv_rtt" | "tcpi_rcv_space" => "receive-buffer autotuning (tcp_rcv_rtt_measure, tcp_rcv_space_adjust)",
         "tcpi_rcv_ooopack" => "count of out-of-order packets received",
         "tcpi_max_pacing_rate" => "SO_MAX_PACING_RATE",
         "tcpi_rehash" => "flow-label rehash (sk_rethink_txhash)",
@@ -521,6 +537,14 @@ impl Runner {
         self.now = self.now.max(t);
     }
 
+    /// packetdrill's `verify_time`: the tolerance for an event at `t` is the larger of
+    /// `--tolerance_usecs` and `--tolerance_percent` of the script time since the previous event.
+    fn tolerance_at(&self, t: SimTime) -> SimTime {
+        let since = t.saturating_sub(self.prev).ns() as f64;
+        let dynamic = SimTime((since * self.opts.tolerance_percent / 100.0) as u64);
+        self.opts.tolerance.max(dynamic)
+    }
+
     fn resolve(&self, t: &TimeSpec) -> SimTime {
         match t {
             TimeSpec::Absolute(x) => secs(*x),
@@ -599,7 +623,7 @@ impl Runner {
                 (x, x)
             }
         };
-        let tol = self.opts.tolerance;
+        let tol = self.tolerance_at(lo);
         let latest = hi.saturating_add_time(tol);
         // Wait for the endpoint to send something, running its timers.
         while self.out.is_empty() {
@@ -1041,6 +1065,12 @@ impl Runner {
             _ => return Err(fail(ev, "setsockopt: option name expected")),
         };
         match name {
+            "SO_RCVBUF" if self.ep.is_none() => {
+                // __sock_set_rcvbuf: at most net.core.rmem_max, doubled, locked.
+                let n = Self::int_arg(&sc.args, 3).ok_or_else(|| fail(ev, "SO_RCVBUF needs an integer"))?;
+                let n = (n.max(0) as u64).min(self.cfg.rmem_max as u64) as u32;
+                self.cfg.rcvbuf = ccsim_tcp::RcvBufSize::Locked(n);
+            }
             "SO_REUSEADDR" | "SO_DEBUG" | "SO_SNDBUF" | "SO_RCVBUF" => {
                 if matches!(name, "SO_SNDBUF" | "SO_RCVBUF") {
                     self.ignored.push(format!("setsockopt {name} (ccsim buffers are not limited by it)"));
@@ -1179,6 +1209,8 @@ impl Runner {
                 "tcpi_delivery_rate" => info.delivery_rate as i64,
                 "tcpi_pmtu" => info.pmtu as i64,
                 "tcpi_rcv_ssthresh" => info.rcv_ssthresh as i64,
+                "tcpi_rcv_space" => info.rcv_space as i64,
+                "tcpi_rcv_rtt" => info.rcv_rtt_us as i64,
                 "tcpi_notsent_bytes" => info.notsent_bytes as i64,
                 "tcpi_snd_wnd" => info.snd_wnd as i64,
                 "tcpi_rcv_wnd" => info.rcv_wnd as i64,
@@ -1299,6 +1331,12 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
             if let Some(us) = o.value.as_deref().and_then(|v| v.parse::<u64>().ok()) {
                 r.opts.tolerance = SimTime::from_us(us);
             }
+        } else if o.name == "tolerance_percent" {
+            if let Some(p) =
+                o.value.as_deref().and_then(|v| v.parse::<f64>().ok()).filter(|p| (0.0..=100.0).contains(p))
+            {
+                r.opts.tolerance_percent = p;
+            }
         } else {
             r.ignored.push(format!("--{}", o.name));
         }
@@ -1308,9 +1346,12 @@ pub fn run_script(script: &Script, dir: &Path, opts: &RunOptions) -> (Option<Fai
     r.cfg.hz = r.opts.hz;
     r.cfg.cc_params.dctcp.ce_ack_now = r.opts.dctcp_ce_ack_now;
     r.cfg.cwr_ack_now = r.opts.cwr_ack_now;
-    // Scripts run in packetdrill's standard environment (common/defaults.sh: tcp_rmem max 15 MiB,
-    // hence window scale 8); their shell blocks change it further.
-    r.cfg.rcvbuf = 15 * 1024 * 1024;
+    r.cfg.rcv_window_rules = r.opts.rcv_window_rules;
+    // Scripts run in packetdrill's standard environment (common/defaults.sh: tcp_rmem
+    // "4096 540000 15728640", hence window scale 8) with receive-buffer autotuning; their shell
+    // blocks change it further.
+    r.cfg.rcvbuf = ccsim_tcp::RcvBufSize::Auto;
+    r.cfg.rmem = [4096, 540_000, 15 * 1024 * 1024];
     for ev in &script.events {
         let res = (|| -> Result<(), Failure> {
             let t = r.resolve(&ev.time);

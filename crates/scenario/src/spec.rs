@@ -105,8 +105,13 @@ pub struct Tcp {
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
-    /// Receive buffer = advertised window (default "6MiB"; no autotuning).
+    /// The receivers' buffer: a size, set as `SO_RCVBUFFORCE` sets it (the buffer is twice
+    /// that, locked: no autotuning; default "6MiB"), or "auto" (Linux's autotuning within
+    /// `rmem`).
     pub rcvbuf: Quantity,
+    /// `net.ipv4.tcp_rmem`: min, default and max receive buffer (default
+    /// ["4KiB", "128KiB", "32MiB"], Linux 6.18's).
+    pub rmem: [Quantity; 3],
     /// `tcp_slow_start_after_idle` (default true).
     pub slow_start_after_idle: bool,
     /// Internal pacing at 200 % / 120 % of cwnd/srtt (default false, as Linux without fq).
@@ -148,7 +153,11 @@ impl Default for Tcp {
             sack: c.sack,
             timestamps: c.timestamps,
             window_scaling: c.window_scaling,
-            rcvbuf: Quantity::from_bytes(c.rcvbuf.into()),
+            rcvbuf: match c.rcvbuf {
+                ccsim_tcp::RcvBufSize::Auto => "auto".into(),
+                ccsim_tcp::RcvBufSize::Locked(n) => Quantity::from_bytes(n.into()),
+            },
+            rmem: c.rmem.map(|b| Quantity::from_bytes(b.into())),
             slow_start_after_idle: c.slow_start_after_idle,
             pacing: c.pacing,
             nodelay: c.nodelay,

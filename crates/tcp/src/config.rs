@@ -1,6 +1,8 @@
 use ccsim_cc::{CcKind, CcParams};
 use ccsim_engine::SimTime;
 
+pub use crate::rcv_buf::{RcvBufSize, RcvWindowRules};
+
 /// `net.ipv4.tcp_ecn`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EcnMode {
@@ -39,8 +41,23 @@ pub struct TcpConfig {
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
-    /// Receive buffer in bytes: the advertised window (no autotuning) and the window scale.
-    pub rcvbuf: u32,
+    /// The application's receive buffer: `SO_RCVBUFFORCE` with a size (locked, no autotuning),
+    /// or Linux's default autotuning between `tcp_rmem[1]` and `tcp_rmem[2]`.
+    pub rcvbuf: RcvBufSize,
+    /// `net.ipv4.tcp_rmem`: min, default (the initial buffer), max (the autotuning cap, and
+    /// what the window scale is chosen for). Linux 6.18: 4096 131072 33554432.
+    pub rmem: [u32; 3],
+    /// `net.core.rmem_max` (212992): caps `SO_RCVBUF`, and counts in the window-scale choice.
+    pub rmem_max: u32,
+    /// `net.ipv4.tcp_moderate_rcvbuf` (1): receive-buffer autotuning.
+    pub moderate_rcvbuf: bool,
+    /// The buffer a NIC driver charges per received frame (truesize beyond the sk_buff):
+    /// 2048, the half-page buffers of common 1500-MTU drivers (ixgbe, i40e, mlx5). It sets the
+    /// payload share of the receive buffer (`scaling_ratio`), hence how much window a buffer
+    /// holds: 1448 of 2304 bytes, a ratio of 160/256.
+    pub rx_frame_truesize: u32,
+    /// The receive-window rules of the kernel modelled (Linux 6.10+ by default).
+    pub rcv_window_rules: RcvWindowRules,
     /// `net.ipv4.tcp_reordering`.
     pub reordering: u32,
     /// `net.ipv4.tcp_slow_start_after_idle`.
@@ -104,7 +121,12 @@ impl Default for TcpConfig {
             sack: true,
             timestamps: true,
             window_scaling: true,
-            rcvbuf: 6 * 1024 * 1024,
+            rcvbuf: RcvBufSize::Locked(6 * 1024 * 1024),
+            rmem: [4096, 131072, 32 << 20],
+            rmem_max: 212_992,
+            moderate_rcvbuf: true,
+            rx_frame_truesize: 2048,
+            rcv_window_rules: RcvWindowRules::Current,
             reordering: 3,
             slow_start_after_idle: true,
             pacing: false,
@@ -150,20 +172,6 @@ impl TcpConfig {
             250 => SimTime(n * 4_000_000),
             _ => SimTime(n * self.jiffy_ns()),
         }
-    }
-
-    /// The window-scale shift Linux picks for this buffer (`tcp_select_initial_window`).
-    pub fn rcv_wscale(&self) -> u8 {
-        if !self.window_scaling {
-            return 0;
-        }
-        let mut space = self.rcvbuf;
-        let mut ws = 0u8;
-        while space > 65535 && ws < 14 {
-            space >>= 1;
-            ws += 1;
-        }
-        ws
     }
 }
 

@@ -22,7 +22,11 @@ impl Endpoint {
             self.snd_wscale_seen = true;
         } else {
             self.snd_wscale = 0;
-            self.rcv_wscale = 0;
+            self.no_window_scaling();
+        }
+        if self.state == TcpState::Listen {
+            // tcp_openreq_init_rwin: the SYN-ACK's window and scale.
+            self.select_initial_window(self.cfg.window_scaling && o.wscale.is_some());
         }
         // tcp_parse_options ignores an MSS option of 0 (the default, 536, stays).
         let peer_mss = o.mss.filter(|&m| m != 0).map_or(536, |m| m as u32);
@@ -132,6 +136,7 @@ impl Endpoint {
         self.sk.snd_cwnd = if self.stats.rto_count > 1 { 1 } else { self.cfg.init_cwnd };
         self.snd_cwnd_stamp = self.now.ns();
         self.init_congestion_control(out);
+        self.init_buffer_space();
         // tcp_rcv_state_process: `if (!icsk_ca_ops->cong_control) tcp_update_pacing_rate(sk)`.
         if !self.has_cong_control() {
             self.update_pacing_rate();

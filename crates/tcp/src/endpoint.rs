@@ -263,6 +263,11 @@ pub struct Endpoint {
     pub(crate) rcv_wup: SeqNum,
     pub(crate) rcv_wnd: u32,
     pub(crate) rcv_wscale: u8,
+    /// The receive buffer: its size, memory charged, `window_clamp`, `rcv_ssthresh`,
+    /// autotuning and the receiver's RTT estimate.
+    pub(crate) rcvbuf: crate::rcv_buf::RcvBuf,
+    /// `tp->last_oow_ack_time`: when a duplicate ACK last answered an out-of-window segment.
+    pub(crate) last_oow_ack_ns: Option<u64>,
     pub(crate) ofo: Vec<(SeqNum, SeqNum)>,
     pub(crate) sack_recent: Vec<(SeqNum, SeqNum)>,
     pub(crate) dsack: Option<(SeqNum, SeqNum)>,
@@ -329,8 +334,10 @@ impl Endpoint {
             hz: cfg.hz,
             ..Sock::default()
         };
-        let rcv_wscale = cfg.rcv_wscale();
-        let rcv_wnd = cfg.rcvbuf;
+        // tcp_select_initial_window sets both at connect() or when the SYN arrives.
+        let rcv_wscale = 0;
+        let rcv_wnd = 0;
+        let rcvbuf = crate::rcv_buf::RcvBuf::new(&cfg);
         let rto = cfg.rto_init;
         let reordering = cfg.reordering;
         let mut ep = Endpoint {
@@ -406,6 +413,8 @@ impl Endpoint {
             rcv_wup: SeqNum(0),
             rcv_wnd,
             rcv_wscale,
+            rcvbuf,
+            last_oow_ack_ns: None,
             ofo: Vec::new(),
             sack_recent: Vec::new(),
             dsack: None,
@@ -511,6 +520,8 @@ impl Endpoint {
     pub fn connect(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         self.set_now(now);
         debug_assert_eq!(self.state, TcpState::Closed);
+        // tcp_connect_init: the initial window and its scale.
+        self.select_initial_window(self.cfg.window_scaling);
         self.state = TcpState::SynSent;
         // tcp_ecn_send_syn: request ECN if tcp_ecn=1 or the CC needs it.
         let needs_ecn = self.cc.needs_ecn();
@@ -532,8 +543,7 @@ impl Endpoint {
         self.set_now(now);
         let avail = self.stats.bytes_received - self.bytes_read;
         let n = avail.min(max);
-        self.bytes_read += n;
-        self.cleanup_rbuf(n, out);
+        self.account_read(n, out);
         n
     }
 

@@ -70,11 +70,14 @@ pub struct TcpInfo {
     pub pmtu: u32,
     /// `tcpi_advmss` (`tp->advmss`); 0 on a listener or a socket never connected.
     pub advmss: u32,
-    /// `tcpi_rcv_ssthresh`. ccsim's receive window is open at `rcvbuf` from the start (no
-    /// `tcp_grow_window`, no autotuning): the state Linux reaches once `rcv_ssthresh` has grown to
-    /// the window clamp, so it is the window ccsim advertises (`rcvbuf`, at most 65535 << the
-    /// receive window scale). 0 on a listener or a socket never connected.
+    /// `tcpi_rcv_ssthresh`: the window `tcp_grow_window` has opened so far. 0 on a listener or
+    /// a socket never connected.
     pub rcv_ssthresh: u32,
+    /// `tcpi_rcv_space` (`rcvq_space.space`): bytes the application read in the last receiver
+    /// RTT, as autotuning measured it.
+    pub rcv_space: u32,
+    /// `tcpi_rcv_rtt` (`rcv_rtt_est.rtt_us >> 3`): the receiver's RTT estimate, µs (0: none yet).
+    pub rcv_rtt_us: u32,
     /// `tcpi_snd_wnd` (`tp->snd_wnd`): the peer's last advertised window, scaled.
     pub snd_wnd: u32,
     /// `tcpi_rcv_wnd` (`tp->rcv_wnd`): the window ccsim last advertised, scaled.
@@ -271,7 +274,9 @@ impl Endpoint {
             cc_info: self.cc.get_info(sk),
             pmtu: if set_up { self.cfg.advmss + 40 } else { 0 },
             advmss: if set_up { self.tcpi_advmss() } else { 0 },
-            rcv_ssthresh: if set_up { (self.rcv_wnd >> self.rcv_wscale).min(65535) << self.rcv_wscale } else { 0 },
+            rcv_ssthresh: if set_up { self.rcvbuf.rcv_ssthresh } else { 0 },
+            rcv_space: self.rcvbuf.space,
+            rcv_rtt_us: self.rcvbuf.rtt_us8 >> 3,
             snd_wnd: self.snd_wnd,
             rcv_wnd: self.rcv_wnd,
             retransmits: self.icsk.retransmits,

@@ -32,6 +32,7 @@ mod info;
 mod input;
 mod output;
 mod rack;
+mod rcv_buf;
 mod rcv_established;
 mod recv;
 mod rtt;
@@ -41,8 +42,9 @@ mod timer;
 mod tlp;
 
 pub use ccsim_cc::MinMax;
-pub use config::{EcnMode, TcpConfig};
+pub use config::{EcnMode, RcvBufSize, RcvWindowRules, TcpConfig};
 pub use endpoint::{Endpoint, QdiscDrop, TcpState, TcpStats, RCV_SHUTDOWN, SEND_SHUTDOWN};
 pub use info::{DiagTimer, DiagTimerKind, SenderSample, TcpInfo};
+pub use rcv_buf::{SKB_OVERHEAD, SOCK_MIN_RCVBUF};
 pub use segment::{Ecn, Segment, TcpFlags, TcpOptions};
 pub use seq::SeqNum;

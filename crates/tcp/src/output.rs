@@ -344,12 +344,6 @@ impl Endpoint {
         }
     }
 
-    /// `tcp_select_window` (no autotuning: the window is the receive buffer).
-    fn select_window(&mut self) -> u16 {
-        self.rcv_wup = self.rcv_nxt();
-        (self.rcv_wnd >> self.rcv_wscale).min(65535) as u16
-    }
-
     fn sack_options(&mut self, opts: &mut TcpOptions) {
         if !self.sack_ok {
             return;

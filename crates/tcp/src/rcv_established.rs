@@ -7,6 +7,9 @@ use crate::input::{FLAG_DATA, FLAG_SLOWPATH};
 use crate::segment::{Segment, TcpFlags};
 use ccsim_engine::SimTime;
 
+/// `net.ipv4.tcp_invalid_ratelimit`: HZ / 2.
+const OOW_RATELIMIT_NS: u64 = 500_000_000;
+
 impl Endpoint {
     /// Process a GRO skb: `seg` carries the payload of `gso_segs` segments of `gso_size` bytes
     /// (the last may be shorter), merged by the receiving host's NIC path.
@@ -64,7 +67,15 @@ impl Endpoint {
     /// than ESTABLISHED take the slow path, as `tcp_rcv_state_process` does.
     fn rcv_established(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         if self.state == TcpState::Established && self.header_predicted(seg) {
-            return self.rcv_fast_path(seg, out);
+            // Data goes the slow way ("goto step5") when its truesize does not fit in what the
+            // socket has reserved (`sk_forward_alloc`).
+            // Data ending beyond the window is validated by the slow path (Linux 6.17,
+            // 9ca48d616ed7).
+            let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+            let beyond = (seg.seq_num() + seg.len).after(self.rcv_nxt() + self.receive_window());
+            if seg.len == 0 || (!beyond && truesize <= self.rcvbuf.forward_alloc) {
+                return self.rcv_fast_path(seg, out);
+            }
         }
         self.rcv_slow_path(seg, out);
     }
@@ -108,11 +119,14 @@ impl Endpoint {
             self.push_pending_frames(out); // tcp_data_snd_check
             return;
         }
-        // tcp_queue_rcv, tcp_event_data_recv
+        // tcp_rcv_rtt_measure_ts, tcp_queue_rcv, tcp_event_data_recv
+        self.rcv_rtt_measure_ts(seg.len);
         self.stats.hp_hits += 1;
         self.stats.data_segs_in += self.rx_gso_segs as u64;
         self.set_rcv_nxt(seg.seq_num() + seg.len);
         self.stats.bytes_received += seg.len as u64;
+        let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+        self.rcvbuf.charge_queue(seg.len, truesize);
         self.event_data_recv(seg, out);
         if seg.ack_num() != self.snd_una() {
             self.tcp_ack(seg, FLAG_DATA, out);
@@ -126,6 +140,15 @@ impl Endpoint {
 
     /// The slow path of `tcp_rcv_established`.
     fn rcv_slow_path(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        // tcp_validate_incoming, step 1: an unacceptable segment is answered with a duplicate
+        // ACK and dropped.
+        let end = seg.seq_num() + seg.len + seg.flags.has(TcpFlags::SYN) as u32 + seg.flags.has(TcpFlags::FIN) as u32;
+        if self.sequence_unacceptable(seg.seq_num(), end) {
+            if !self.oow_rate_limited(seg) {
+                self.send_dupack(seg, end, out);
+            }
+            return;
+        }
         if let Some((val, ecr)) = seg.opts.timestamp.filter(|_| self.ts_ok) {
             self.rcv_tsecr = Some(ecr);
             // tcp_replace_ts_recent
@@ -141,6 +164,7 @@ impl Endpoint {
         if self.unhashed {
             return; // LAST_ACK ended in tcp_done
         }
+        self.rcv_rtt_measure_ts(seg.len + seg.flags.has(TcpFlags::FIN) as u32);
         // tcp_rcv_state_process, step 7: after close() or SHUT_RD, data beyond rcv_nxt in
         // FIN-WAIT (or, below rcv_nxt, in CLOSE-WAIT, CLOSING, LAST-ACK) aborts the connection
         // (TCPAbortOnData): tcp_reset, and the segment is answered with a RST.
@@ -168,9 +192,37 @@ impl Endpoint {
     fn auto_read(&mut self, out: &mut Vec<Segment>) {
         if self.cfg.auto_read && self.readable() > 0 {
             let n = self.readable();
-            self.bytes_read += n;
-            self.cleanup_rbuf(n, out);
+            self.account_read(n, out);
         }
+    }
+
+    /// `tcp_oow_rate_limited`: a segment without data (or a SYN) that is out of window gets at
+    /// most one duplicate ACK per `net.ipv4.tcp_invalid_ratelimit` (500 ms); data always does.
+    fn oow_rate_limited(&mut self, seg: &Segment) -> bool {
+        if seg.len > 0 && !seg.flags.has(TcpFlags::SYN) {
+            return false;
+        }
+        let now = self.now.ns();
+        if let Some(last) = self.last_oow_ack_ns {
+            if now.saturating_sub(last) < OOW_RATELIMIT_NS {
+                return true;
+            }
+        }
+        self.last_oow_ack_ns = Some(now);
+        false
+    }
+
+    /// `tcp_send_dupack`: data that was already received is D-SACKed, with quick ACKs.
+    fn send_dupack(&mut self, seg: &Segment, end: crate::seq::SeqNum, out: &mut Vec<Segment>) {
+        let seq = seg.seq_num();
+        if seg.len > 0 && seq.before(self.rcv_nxt()) {
+            self.enter_quickack_mode(crate::recv::MAX_QUICKACKS);
+            let end = if end.after(self.rcv_nxt()) { self.rcv_nxt() } else { end };
+            if self.sack_ok {
+                self.dsack = Some((seq, end));
+            }
+        }
+        self.send_ack(out);
     }
 
     /// `tcp_fast_path_check`: predict again once nothing is out of order (the receive window

@@ -9,7 +9,7 @@ use ccsim_cc::{CaEvent, CongestionOps};
 use ccsim_engine::SimTime;
 
 /// `TCP_MAX_QUICKACKS`.
-const MAX_QUICKACKS: u32 = 16;
+pub(crate) const MAX_QUICKACKS: u32 = 16;
 /// `TCP_PINGPONG_THRESH`.
 const PINGPONG_THRESH: u32 = 1;
 /// `net.ipv4.tcp_comp_sack_nr` and `tcp_comp_sack_delay_ns`.
@@ -28,6 +28,11 @@ pub(crate) const ACK_TIMER: u8 = 2;
 pub(crate) const ACK_PUSHED: u8 = 4;
 pub(crate) const ACK_PUSHED2: u8 = 8;
 pub(crate) const ACK_NOW: u8 = 16;
+/// `ICSK_ACK_NOMEM`: an in-order skb found no room in the receive buffer; the next segment
+/// advertises a zero window.
+pub(crate) const ACK_NOMEM: u8 = 32;
+/// `tcp_event_data_recv` grows the window only for skbs of at least 128 bytes.
+const GROW_MIN_LEN: u32 = 128;
 
 /// The delayed-ACK engine (`icsk->icsk_ack`).
 #[derive(Clone, Debug)]
@@ -118,7 +123,11 @@ impl Endpoint {
             self.schedule_ack();
             return;
         }
-        if !seq.before(self.rcv_nxt() + self.rcv_wnd) {
+        // Out of the window (a zero-window probe, say); in-order data is taken whenever the
+        // window is open, and a bare FIN even when it is closed.
+        let rwin = self.receive_window();
+        let bare_fin = seg.len == 0 && seq == self.rcv_nxt();
+        if (!seq.before(self.rcv_nxt() + rwin) && !bare_fin) || (seq.before(self.rcv_nxt()) && rwin == 0) {
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.schedule_ack();
             return;
@@ -130,6 +139,19 @@ impl Endpoint {
         }
         if seq == self.rcv_nxt() {
             let new_bytes = end - seq - fin as u32;
+            // tcp_try_rmem_schedule: no room in the buffer -- advertise a zero window at once,
+            // and drop the data unless the receive queue is empty.
+            let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+            if new_bytes > 0 && !self.try_rmem_schedule(seg.len) {
+                self.ack.pending |= ACK_NOMEM | ACK_NOW;
+                self.schedule_ack();
+                if self.rcvbuf.queue_len() > 0 {
+                    return;
+                }
+            }
+            if new_bytes > 0 {
+                self.rcvbuf.charge_queue(new_bytes, truesize);
+            }
             self.set_rcv_nxt(end);
             self.stats.bytes_received += new_bytes as u64;
             if fin {
@@ -183,23 +205,37 @@ impl Endpoint {
 
     /// `tcp_ofo_queue`: pull now-contiguous data out of the out-of-order queue.
     fn ofo_queue(&mut self) {
+        let ofo_bytes: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
+        let mut moved = 0u32;
         while let Some(&(s, e)) = self.ofo.first() {
             if s.after(self.rcv_nxt()) {
                 break;
             }
+            moved += e - s;
             if e.after(self.rcv_nxt()) {
                 self.stats.bytes_received += (e - self.rcv_nxt()) as u64;
                 self.set_rcv_nxt(e);
             }
             self.ofo.remove(0);
         }
+        if moved > 0 {
+            // The skbs move to the receive queue with their memory.
+            self.rcvbuf.ofo_to_queue(moved, ofo_bytes, self.ofo.is_empty());
+        }
     }
 
     /// `tcp_data_queue_ofo`.
     fn data_queue_ofo(&mut self, seq: SeqNum, end: SeqNum, seg: &Segment, out: &mut Vec<Segment>) {
         self.ecn_check_ce(seg.ecn, out);
+        let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+        if !self.try_rmem_schedule(seg.len) {
+            return; // TCPOFODrop
+        }
         self.pred_wnd = None; // disable header prediction
         self.schedule_ack();
+        // Out-of-order data updates rcv_mss and the payload share too (Linux 6.17).
+        self.measure_rcv_mss(seg);
+        let ofo_bytes_before: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
         // Insert [seq, end) into the sorted, merged range list, noting duplicates for D-SACK.
         let i = self.ofo.partition_point(|&(_, e)| e.before(seq));
         let (mut ns, mut ne) = (seq, end);
@@ -228,6 +264,18 @@ impl Endpoint {
             self.dsack_set(s, e);
         }
         self.sack_new_ofo(seq, end, out);
+        let ofo_bytes: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
+        if ofo_bytes > ofo_bytes_before {
+            // A SACK receiver grows its window for out-of-order data too (a non-SACK one does
+            // not, to force duplicate ACKs); then the skb is charged.
+            if self.sack_ok {
+                self.grow_window(seg.len, truesize);
+            }
+            self.rcvbuf.charge_ofo(truesize);
+        }
+        // tcp_rcvbuf_grow: room for the out-of-order queue's span.
+        let space = self.rcvbuf.space;
+        self.rcvbuf_grow(space);
     }
 
     /// `tcp_sack_new_ofo_skb`: keep the SACK blocks, most recent first.
@@ -287,19 +335,30 @@ impl Endpoint {
         }
     }
 
-    /// `tcp_event_data_recv`: schedule an ACK, learn the peer's segment size, estimate ato.
-    pub(crate) fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
-        self.schedule_ack();
-        // tcp_measure_rcv_mss: a GRO skb is measured by its segment size.
+    /// `tcp_measure_rcv_mss`: learn the peer's segment size (a GRO skb is measured by its
+    /// segment size) and, when it changes, the payload share of the buffer.
+    fn measure_rcv_mss(&mut self, seg: &Segment) {
         let len = if self.rx_gso_size > 0 { self.rx_gso_size } else { seg.len };
         if len >= self.ack.rcv_mss {
-            self.ack.rcv_mss = len.min(self.advmss());
+            if len != self.ack.rcv_mss {
+                let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+                self.measure_scaling_ratio(seg.len, truesize);
+            }
+            self.ack.rcv_mss = len.min(self.tcpi_advmss());
         } else if len > 0 {
             if self.ack.pending & ACK_PUSHED != 0 {
                 self.ack.pending |= ACK_PUSHED2;
             }
             self.ack.pending |= ACK_PUSHED;
         }
+    }
+
+    /// `tcp_event_data_recv`: schedule an ACK, learn the peer's segment size, estimate ato.
+    pub(crate) fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        self.schedule_ack();
+        self.measure_rcv_mss(seg);
+        let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+        self.rcv_rtt_measure();
         let now = self.now.ns();
         let ato_min = self.cfg.delack_min.ns();
         if self.ack.ato == 0 {
@@ -319,6 +378,9 @@ impl Endpoint {
         }
         self.ack.lrcvtime = now;
         self.ecn_check_ce(seg.ecn, out);
+        if seg.len >= GROW_MIN_LEN {
+            self.grow_window(seg.len, truesize);
+        }
     }
 
     /// `tcp_ecn_check_ce` / `__tcp_ecn_check_ce`.
@@ -368,7 +430,10 @@ impl Endpoint {
         if self.ack.pending & ACK_SCHED == 0 {
             return;
         }
-        let more_than_one_frame = self.rcv_nxt() - self.rcv_wup > self.ack.rcv_mss;
+        // More than one full frame received, and the window's right edge moves far enough
+        // (or the application has read everything: SO_RCVLOWAT 1).
+        let more_than_one_frame = self.rcv_nxt() - self.rcv_wup > self.ack.rcv_mss
+            && (self.readable() == 0 || self.raw_select_window() >= self.rcv_wnd);
         if more_than_one_frame || self.in_quickack_mode() || self.ack.pending & ACK_NOW != 0 {
             self.send_ack(out);
             return;
@@ -413,20 +478,46 @@ impl Endpoint {
     }
 
     /// `tcp_cleanup_rbuf`: after the application read `copied` bytes, ACK at once if an ACK is
-    /// owed for more than one full segment, or if a small (pushed) segment was received and the
-    /// connection is not interactive.
+    /// owed for more than one full segment, or if a small (pushed) segment was received, the
+    /// connection is not interactive and the buffer is empty; or if the read freed enough
+    /// buffer to at least double the window (a window update).
     pub(crate) fn cleanup_rbuf(&mut self, copied: u64, out: &mut Vec<Segment>) {
-        if self.ack.pending & ACK_SCHED == 0 {
-            return;
+        let mut time_to_ack = false;
+        if self.ack.pending & ACK_SCHED != 0 {
+            let p = self.ack.pending;
+            time_to_ack = self.rcv_nxt() - self.rcv_wup > self.ack.rcv_mss
+                || (copied > 0
+                    && (p & ACK_PUSHED2 != 0 || (p & ACK_PUSHED != 0 && !self.in_pingpong_mode()))
+                    && self.rcvbuf.rmem_alloc == 0);
         }
-        let p = self.ack.pending;
-        let time_to_ack = self.rcv_nxt() - self.rcv_wup > self.ack.rcv_mss
-            || (copied > 0
-                && (p & ACK_PUSHED2 != 0 || (p & ACK_PUSHED != 0 && !self.in_pingpong_mode()))
-                && self.readable() == 0);
+        if copied > 0 && !time_to_ack && self.sk_shutdown & RCV_SHUTDOWN == 0 {
+            let now_wnd = self.receive_window();
+            if 2 * now_wnd as u64 <= self.rcvbuf.window_clamp as u64 {
+                let new = self.raw_select_window();
+                if new > 0 && new as u64 >= 2 * now_wnd as u64 {
+                    time_to_ack = true;
+                }
+            }
+        }
         if time_to_ack {
             self.send_ack(out);
         }
+    }
+
+    /// `tcp_recvmsg`'s bookkeeping after the application read `n` bytes: free what it read,
+    /// autotune the buffer (`tcp_rcv_space_adjust`, which Linux calls after copying each skb
+    /// and which acts at most once per receiver RTT, so once: after the first skb), then
+    /// `tcp_cleanup_rbuf`.
+    pub(crate) fn account_read(&mut self, n: u64, out: &mut Vec<Segment>) {
+        if n == 0 {
+            return self.cleanup_rbuf(0, out);
+        }
+        let first = self.rcvbuf.front_unread().clamp(1, n);
+        self.bytes_read += first;
+        self.rcv_space_adjust();
+        self.bytes_read += n - first;
+        self.rcvbuf.consume(n);
+        self.cleanup_rbuf(n, out);
     }
 
     /// `tcp_send_delayed_ack`.

@@ -13,9 +13,13 @@ use common::{established_client, ISS, PEER_ISS};
 
 const MSS: u32 = 1460;
 
-/// An established client (SACK, no timestamps) receiving from the peer.
+/// An established client (SACK, no timestamps, no window scaling) receiving from the peer, with
+/// a window that has stopped growing: while `tcp_grow_window` opens it every segment, out of
+/// order or not, is ACKed at once (quick ACKs), which would leave nothing to compress. Under the
+/// rules before Linux 6.6 a receiver without window scaling starts at its 65535 clamp.
 fn receiver() -> (Endpoint, SimTime) {
-    let cfg = TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() };
+    let cfg =
+        TcpConfig { cc: CcKind::Cubic, rcv_window_rules: ccsim_tcp::RcvWindowRules::Pre6_6, ..TcpConfig::default() };
     established_client(cfg, |_, _| TcpOptions { mss: Some(1460), sack_permitted: true, ..TcpOptions::default() })
 }
 

@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::spec;
 use crate::units::{bytes, duration, DurationRange::Positive};
 use ccsim_cc::{BbrParams, CcKind, CcParams, CubicParams, DctcpParams, FreebsdDctcpParams, NvParams};
-use ccsim_tcp::{EcnMode, TcpConfig};
+use ccsim_tcp::{EcnMode, RcvBufSize, TcpConfig};
 
 impl From<spec::TcpEcn> for EcnMode {
     fn from(e: spec::TcpEcn) -> Self {
@@ -58,9 +58,28 @@ pub(super) fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
     bbr.validate().map_err(|m| Error::new("tcp.bbr", m))?;
     let nv = NvParams::from(&t.nv);
     nv.validate().map_err(|m| Error::new("tcp.nv", m))?;
-    let rcvbuf = bytes(&t.rcvbuf, "tcp.rcvbuf")?;
-    if rcvbuf > 1 << 30 {
-        return Err(Error::new("tcp.rcvbuf", "at most 1GiB (window scale 14)"));
+    let rcvbuf = match &t.rcvbuf {
+        crate::units::Quantity::Str(s) if s == "auto" => RcvBufSize::Auto,
+        q => {
+            let n = bytes(q, "tcp.rcvbuf")
+                .map_err(|_| Error::new("tcp.rcvbuf", "\"auto\" or a size from 1 byte to 1GiB"))?;
+            if n == 0 || n > 1 << 30 {
+                return Err(Error::new("tcp.rcvbuf", "\"auto\" or a size from 1 byte to 1GiB"));
+            }
+            RcvBufSize::Locked(n as u32)
+        }
+    };
+    let mut rmem = [0u32; 3];
+    for (i, q) in t.rmem.iter().enumerate() {
+        let field = format!("tcp.rmem[{i}]");
+        let n = bytes(q, &field)?;
+        if n == 0 || n > i32::MAX as u64 {
+            return Err(Error::new(field, "a size from 1 byte to 2GiB - 1"));
+        }
+        rmem[i] = n as u32;
+    }
+    if rmem[0] > rmem[1] || rmem[1] > rmem[2] {
+        return Err(Error::new("tcp.rmem", "min <= default <= max"));
     }
     if ![100, 250, 300, 1000].contains(&t.hz) {
         return Err(Error::new("tcp.hz", "one of 100, 250, 300, 1000 (the kernel's CONFIG_HZ)"));
@@ -83,7 +102,8 @@ pub(super) fn tcp_config(t: &spec::Tcp, cc: CcKind) -> Result<TcpConfig> {
         sack: t.sack,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
-        rcvbuf: rcvbuf as u32,
+        rcvbuf,
+        rmem,
         slow_start_after_idle: t.slow_start_after_idle,
         pacing: t.pacing,
         nodelay: t.nodelay,
