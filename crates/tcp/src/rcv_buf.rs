@@ -215,6 +215,16 @@ impl RcvBuf {
         self.queue.front().map_or(0, |s| (s.len - self.front_read) as u64)
     }
 
+    /// The application read everything: free the whole receive queue. Page reclaim leaves the
+    /// forward allocation modulo a page after each skb, so freeing them together leaves the same.
+    pub(crate) fn consume_all(&mut self) {
+        let mem = self.rmem_alloc - self.ofo_mem;
+        self.rmem_alloc = self.ofo_mem;
+        self.forward_alloc = (self.forward_alloc + mem) % PAGE_SIZE;
+        self.queue.clear();
+        self.front_read = 0;
+    }
+
     /// The application read `n` bytes: free every skb it has read completely
     /// (`tcp_eat_recv_skb` -> `sock_rfree`).
     pub(crate) fn consume(&mut self, mut n: u64) {

@@ -512,11 +512,16 @@ impl Endpoint {
         if n == 0 {
             return self.cleanup_rbuf(0, out);
         }
+        let all = n == self.readable();
         let first = self.rcvbuf.front_unread().clamp(1, n);
         self.bytes_read += first;
         self.rcv_space_adjust();
         self.bytes_read += n - first;
-        self.rcvbuf.consume(n);
+        if all {
+            self.rcvbuf.consume_all();
+        } else {
+            self.rcvbuf.consume(n);
+        }
         self.cleanup_rbuf(n, out);
     }
 
