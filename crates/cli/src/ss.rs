@@ -16,9 +16,9 @@
 //! ecnseen` (ECN negotiated, ECT seen), the CC, `wscale rto backoff rtt ato mss pmtu rcvmss
 //! advmss cwnd ssthresh bytes_* segs_* data_segs_*`, `dctcp:(ce_state:..,alpha:..,ab_ecn:..,
 //! ab_tot:..)` or `dctcp:fallback_mode`, `bbr:(bw:..bps,mrtt:..,pacing_gain:..,cwnd_gain:..)`,
-//! `send`, `lastsnd lastrcv`, `pacing_rate`, `delivery_rate`, `delivered delivered_ce
+//! `send`, `lastsnd lastrcv lastack`, `pacing_rate`, `delivery_rate`, `delivered delivered_ce
 //! app_limited`, `busy:Nms rwnd_limited:Nms(x%) sndbuf_limited:..`, `unacked retrans lost sacked
-//! dsack_dups reordering reord_seen rcv_rtt rcv_space rcv_ssthresh notsent minrtt snd_wnd`. Times are ms with C's
+//! dsack_dups reordering reord_seen rcv_rtt rcv_space rcv_ssthresh notsent minrtt rcv_ooopack snd_wnd`. Times are ms with C's
 //! `%g`, rates whole bits per second (`sprint_bw` under `-n`, which `-tin` implies). What the
 //! kernel reports follows today's Linux: `tcp_get_info` stops after cwnd, reordering and the
 //! pacing rate for a listener; the CC's diag attribute comes only below TIME-WAIT
@@ -28,9 +28,8 @@
 //! `-e` (which implies `-o`, as in ss) adds `fwmark:0x..` for a marked flow and the shutdown state
 //! `<->`.
 //!
-//! What ccsim does not model is left out, never made up: `lastack` (no `rcv_tstamp`),
-//! `rcv_ooopack`, the keepalive and TIME-WAIT timers, and of `-e`'s details `uid:` (0, which ss
-//! omits), `ino:`, `sk:` and `cgroup:`. `notsent` and Send-Q count no unsent bytes for an endless bulk
+//! What ccsim does not model is left out, never made up: the keepalive and TIME-WAIT timers,
+//! and of `-e`'s details `uid:` (0, which ss omits), `ino:`, `sk:` and `cgroup:`. `notsent` and Send-Q count no unsent bytes for an endless bulk
 //! source, which has no send buffer in ccsim. tests/ss.rs compares the field order and formats
 //! with real ss 6.1 lines (tests/data/ss-iproute2-6.1.txt, from scripts/capture-ss-lines).
 //!
@@ -382,6 +381,10 @@ struct Info {
     lastsnd: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lastrcv: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lastack: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rcv_ooopack: Option<u64>,
     /// bits per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     delivery_rate: Option<f64>,
@@ -562,6 +565,8 @@ impl Info {
         i.advmss = nz(t.advmss);
         i.lastsnd = nz(t.last_data_sent_ms);
         i.lastrcv = nz(t.last_data_recv_ms);
+        i.lastack = nz(t.last_ack_recv_ms);
+        i.rcv_ooopack = nz(t.rcv_ooopack);
         i.delivery_rate = (t.delivery_rate != 0).then_some(t.delivery_rate as f64 * 8.0);
         i.app_limited = t.delivery_rate_app_limited;
         i.busy_time_us = nz(t.busy_time_us);
@@ -629,7 +634,7 @@ impl Info {
         if let Some(v) = self.send {
             put(format!("send {}bps", sprint_bw_6_1(v)));
         }
-        for (name, v) in [("lastsnd", self.lastsnd), ("lastrcv", self.lastrcv)] {
+        for (name, v) in [("lastsnd", self.lastsnd), ("lastrcv", self.lastrcv), ("lastack", self.lastack)] {
             if let Some(v) = v {
                 put(format!("{name}:{v}"));
             }
@@ -666,6 +671,9 @@ impl Info {
         }
         if let Some(v) = self.minrtt {
             put(format!("minrtt:{}", fmt_g(v)));
+        }
+        if let Some(v) = self.rcv_ooopack {
+            put(format!("rcv_ooopack:{v}"));
         }
         if let Some(v) = self.snd_wnd {
             put(format!("snd_wnd:{v}"));
@@ -1467,6 +1475,8 @@ mod tests {
             shutdown: 0,
             last_data_sent_ms: 0,
             last_data_recv_ms: 0,
+            last_ack_recv_ms: 0,
+            rcv_ooopack: 0,
             busy_time_us: 0,
             rwnd_limited_us: 0,
             sndbuf_limited_us: 0,

@@ -720,8 +720,6 @@ const SS_6_1_SOCK_ORDER: &[&str] = &["timer", "uid", "ino", "sk", "fwmark", "cgr
 
 /// Fields the real ss printed that ccsim never prints, and why.
 const NOT_MODELLED: &[(&str, &str)] = &[
-    ("lastack", "the endpoint keeps no rcv_tstamp, the time the last ACK arrived"),
-    ("rcv_ooopack", "the endpoint keeps no count of out-of-order packets received (rcv_ooopack)"),
     ("ino", "a simulated socket has no inode"),
     ("sk", "a simulated socket has no kernel address"),
     ("cgroup", "ccsim has no cgroups"),
@@ -736,6 +734,7 @@ const NOT_REACHED: &[(&str, &str)] = &[
     ),
     ("reordering", "no packets are reordered in these scenarios (loopback reordered some)"),
     ("reord_seen", "as reordering"),
+    ("rcv_ooopack", "as reordering: no segment arrives out of order"),
 ];
 
 /// (name, shape of the value) of an info line's fields: numbers become `N`, units and separators

@@ -443,19 +443,11 @@ fn tcpi_options(info: &ccsim_tcp::TcpInfo) -> i64 {
 }
 
 /// Fields of Linux 6.18's `struct tcp_info` ccsim does not keep, and what each would need.
-const UNMODELLED_TCPI: &[&str] = &[
-    "tcpi_last_ack_recv",
-    "tcpi_rcv_ooopack",
-    "tcpi_max_pacing_rate",
-    "tcpi_rehash",
-    "tcpi_total_rto_recoveries",
-    "tcpi_total_rto_time",
-];
+const UNMODELLED_TCPI: &[&str] =
+    &["tcpi_max_pacing_rate", "tcpi_rehash", "tcpi_total_rto_recoveries", "tcpi_total_rto_time"];
 
 fn unmodelled_why(name: &str) -> &'static str {
     match name {
-        "tcpi_last_ack_recv" => "time of the last ACK received (tp->rcv_tstamp)",
-        "tcpi_rcv_ooopack" => "count of out-of-order packets received",
         "tcpi_max_pacing_rate" => "SO_MAX_PACING_RATE",
         "tcpi_rehash" => "flow-label rehash (sk_rethink_txhash)",
         _ => "RTO recovery episode counters (tp->total_rto_recoveries, total_rto_time)",
@@ -1211,6 +1203,8 @@ impl Runner {
                 "tcpi_rcv_ssthresh" => info.rcv_ssthresh as i64,
                 "tcpi_rcv_space" => info.rcv_space as i64,
                 "tcpi_rcv_rtt" => info.rcv_rtt_us as i64,
+                "tcpi_rcv_ooopack" => info.rcv_ooopack as i64,
+                "tcpi_last_ack_recv" => info.last_ack_recv_ms as i64,
                 "tcpi_notsent_bytes" => info.notsent_bytes as i64,
                 "tcpi_snd_wnd" => info.snd_wnd as i64,
                 "tcpi_rcv_wnd" => info.rcv_wnd as i64,

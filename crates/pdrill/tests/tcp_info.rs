@@ -42,6 +42,8 @@ fn the_fields_linux_fills_read_as_tcp_get_info_gives_them() {
         "assert tcpi_rcv_ssthresh > 0",
         "assert tcpi_rcv_space == 10 * 1448", // tcp_init_buffer_space: ten segments of advmss
         "assert tcpi_rcv_rtt == 0",           // nothing received yet
+        "assert tcpi_rcv_ooopack == 0",
+        "assert tcpi_last_ack_recv == 0", // the ACK of the data just arrived
         "assert tcpi_notsent_bytes == 0",
         "assert tcpi_delivery_rate > 0",
         "assert tcpi_delivery_rate_app_limited == 1", // one write, less than cwnd
@@ -59,9 +61,9 @@ fn the_fields_linux_fills_read_as_tcp_get_info_gives_them() {
 
 #[test]
 fn a_field_ccsim_does_not_keep_is_named_with_what_it_would_need() {
-    let msg = run("assert tcpi_rcv_ooopack == 0").expect("refused");
-    assert!(msg.contains("tcpi_rcv_ooopack is a tcp_info field ccsim does not model"), "{msg}");
-    assert!(msg.contains("out-of-order packets"), "{msg}");
-    let msg = run("x = 1\nprint(tcpi_last_ack_recv)").expect("refused");
-    assert!(msg.contains("tcpi_last_ack_recv"), "{msg}");
+    let msg = run("assert tcpi_max_pacing_rate > 0").expect("refused");
+    assert!(msg.contains("tcpi_max_pacing_rate is a tcp_info field ccsim does not model"), "{msg}");
+    assert!(msg.contains("SO_MAX_PACING_RATE"), "{msg}");
+    let msg = run("x = 1\nprint(tcpi_rehash)").expect("refused");
+    assert!(msg.contains("tcpi_rehash"), "{msg}");
 }

@@ -82,8 +82,10 @@ impl Endpoint {
         }
         self.ack_syn(seg.ack_num());
         self.state = TcpState::Established;
-        // tcp_finish_connect: icsk_ack.lrcvtime = tcp_jiffies32.
+        // tcp_finish_connect: icsk_ack.lrcvtime = tcp_jiffies32; the SYN-ACK went through
+        // tcp_ack (rcv_tstamp).
         self.ack.lrcvtime = self.now.ns();
+        self.rcv_tstamp = self.now.ns();
         self.init_transfer(out);
         // tcp_finish_connect: predict at once only without window scaling.
         if self.snd_wscale == 0 {
@@ -100,8 +102,9 @@ impl Endpoint {
         self.snd_wnd = (seg.win as u32) << self.snd_wscale;
         self.snd_wl1 = seg.seq_num();
         self.state = TcpState::Established;
-        // tcp_create_openreq_child: icsk_ack.lrcvtime = tcp_jiffies32.
+        // tcp_create_openreq_child: icsk_ack.lrcvtime and rcv_tstamp = tcp_jiffies32.
         self.ack.lrcvtime = self.now.ns();
+        self.rcv_tstamp = self.now.ns();
         self.init_transfer(out);
         self.fast_path_on();
     }

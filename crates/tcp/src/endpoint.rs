@@ -268,6 +268,11 @@ pub struct Endpoint {
     pub(crate) rcvbuf: crate::rcv_buf::RcvBuf,
     /// `tp->last_oow_ack_time`: when a duplicate ACK last answered an out-of-window segment.
     pub(crate) last_oow_ack_ns: Option<u64>,
+    /// `tp->rcv_tstamp`: when the last acceptable ACK arrived (ns; the connection's start until
+    /// then).
+    pub(crate) rcv_tstamp: u64,
+    /// `tp->rcv_ooopack`: segments that arrived out of order.
+    pub(crate) rcv_ooopack: u64,
     pub(crate) ofo: Vec<(SeqNum, SeqNum)>,
     pub(crate) sack_recent: Vec<(SeqNum, SeqNum)>,
     pub(crate) dsack: Option<(SeqNum, SeqNum)>,
@@ -415,6 +420,8 @@ impl Endpoint {
             rcv_wscale,
             rcvbuf,
             last_oow_ack_ns: None,
+            rcv_tstamp: 0,
+            rcv_ooopack: 0,
             ofo: Vec::new(),
             sack_recent: Vec::new(),
             dsack: None,

@@ -78,6 +78,10 @@ pub struct TcpInfo {
     pub rcv_space: u32,
     /// `tcpi_rcv_rtt` (`rcv_rtt_est.rtt_us >> 3`): the receiver's RTT estimate, µs (0: none yet).
     pub rcv_rtt_us: u32,
+    /// `tcpi_rcv_ooopack`: segments that arrived out of order.
+    pub rcv_ooopack: u64,
+    /// `tcpi_last_ack_recv`: ms since the last acceptable ACK (`rcv_tstamp`), in whole jiffies.
+    pub last_ack_recv_ms: u64,
     /// `tcpi_snd_wnd` (`tp->snd_wnd`): the peer's last advertised window, scaled.
     pub snd_wnd: u32,
     /// `tcpi_rcv_wnd` (`tp->rcv_wnd`): the window ccsim last advertised, scaled.
@@ -144,6 +148,12 @@ impl Endpoint {
     /// `jiffies_to_msecs(now - lrcvtime)` counts them, at `now`.
     pub fn last_data_recv_ms(&self, now: SimTime) -> u64 {
         self.jiffies_to_ms_since(now, self.ack.lrcvtime)
+    }
+
+    /// `tcpi_last_ack_recv`: milliseconds since the last acceptable ACK arrived
+    /// (`tp->rcv_tstamp`), at `now`.
+    pub fn last_ack_recv_ms(&self, now: SimTime) -> u64 {
+        self.jiffies_to_ms_since(now, self.rcv_tstamp)
     }
 
     /// `tcpi_last_data_sent`: milliseconds since data was last sent (`tp->lsndtime`), at `now`.
@@ -276,6 +286,8 @@ impl Endpoint {
             advmss: if set_up { self.tcpi_advmss() } else { 0 },
             rcv_ssthresh: if set_up { self.rcvbuf.rcv_ssthresh } else { 0 },
             rcv_space: self.rcvbuf.space,
+            rcv_ooopack: self.rcv_ooopack,
+            last_ack_recv_ms: if set_up { self.last_ack_recv_ms(now) } else { 0 },
             rcv_rtt_us: self.rcvbuf.rtt_us8 >> 3,
             snd_wnd: self.snd_wnd,
             rcv_wnd: self.rcv_wnd,

@@ -138,6 +138,7 @@ impl Endpoint {
         }
         // Something worked: the zero-window probes so far were answered.
         self.icsk.probes_out = 0;
+        self.rcv_tstamp = self.now.ns();
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
             self.in_ack_event(flag, out);

@@ -233,6 +233,7 @@ impl Endpoint {
         }
         self.pred_wnd = None; // disable header prediction
         self.schedule_ack();
+        self.rcv_ooopack += self.rx_gso_segs.max(1) as u64;
         // Out-of-order data updates rcv_mss and the payload share too (Linux 6.17).
         self.measure_rcv_mss(seg);
         let ofo_bytes_before: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
