@@ -45,6 +45,5 @@ pub use ccsim_cc::MinMax;
 pub use config::{EcnMode, RcvBufSize, RcvWindowRules, TcpConfig};
 pub use endpoint::{Endpoint, QdiscDrop, TcpState, TcpStats, RCV_SHUTDOWN, SEND_SHUTDOWN};
 pub use info::{DiagTimer, DiagTimerKind, SenderSample, TcpInfo};
-pub use rcv_buf::{SKB_OVERHEAD, SOCK_MIN_RCVBUF};
 pub use segment::{Ecn, Segment, TcpFlags, TcpOptions};
 pub use seq::SeqNum;

@@ -27,9 +27,9 @@ const DEFAULT_SCALING_RATIO: u8 = 1 << (RMEM_TO_WIN_SCALE - 1);
 const MAX_WSCALE: u8 = 14;
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` on x86-64: the part of an skb's truesize that is
 /// not packet buffer.
-pub const SKB_OVERHEAD: u32 = 256;
+pub(crate) const SKB_OVERHEAD: u32 = 256;
 /// `SOCK_MIN_RCVBUF` (`TCP_SKB_MIN_TRUESIZE`): 2048 + the sk_buff.
-pub const SOCK_MIN_RCVBUF: u32 = 2048 + SKB_OVERHEAD;
+pub(crate) const SOCK_MIN_RCVBUF: u32 = 2048 + SKB_OVERHEAD;
 /// `net.ipv4.tcp_app_win` (31): the share of the window kept for the application's buffer.
 const APP_WIN: u32 = 31;
 /// The page size memory is reserved in (`sk_mem_pages`, `SK_MEM_QUANTUM`).
@@ -159,11 +159,6 @@ impl RcvBuf {
         self.win_from_space(self.sk_rcvbuf as i64)
     }
 
-    /// The truesize of a received skb of `segs` segments.
-    pub(crate) fn truesize(cfg: &TcpConfig, segs: u32) -> u32 {
-        SKB_OVERHEAD + segs.max(1) * cfg.rx_frame_truesize
-    }
-
     /// `sk_rmem_schedule` + `skb_set_owner_r` (`sk_mem_charge`): reserve whole pages when the
     /// forward allocation is short, then charge `truesize`.
     fn charge(&mut self, truesize: u32) {
@@ -246,6 +241,12 @@ impl RcvBuf {
 }
 
 impl Endpoint {
+    /// The truesize of the skb being received: [`SKB_OVERHEAD`] plus a frame buffer for each
+    /// of its segments (a GRO skb carries several).
+    pub(crate) fn rx_truesize(&self) -> u32 {
+        SKB_OVERHEAD + self.rx_gso_segs.max(1) * self.cfg.rx_frame_truesize
+    }
+
     /// `tcp_select_initial_window`, as `tcp_connect_init` (active open) and
     /// `tcp_openreq_init_rwin` (passive open) call it: the initial `rcv_wnd`, `window_clamp`
     /// and the window scale; `rcv_ssthresh` starts at `rcv_wnd`.
@@ -602,10 +603,5 @@ impl Endpoint {
         }
         let right = self.rcv_nxt() + self.receive_window();
         end.after(right) && (seq.after(right) || self.rcvbuf.queue_len() > 0)
-    }
-
-    /// `tcpi_rcv_space`, `tcpi_rcv_rtt` (µs) and `tcpi_rcv_ssthresh`.
-    pub fn rcv_space_info(&self) -> (u32, u32, u32) {
-        (self.rcvbuf.space, self.rcvbuf.rtt_us8 >> 3, self.rcvbuf.rcv_ssthresh)
     }
 }

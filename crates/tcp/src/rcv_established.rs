@@ -71,7 +71,7 @@ impl Endpoint {
             // socket has reserved (`sk_forward_alloc`).
             // Data ending beyond the window is validated by the slow path (Linux 6.17,
             // 9ca48d616ed7).
-            let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+            let truesize = self.rx_truesize();
             let beyond = (seg.seq_num() + seg.len).after(self.rcv_nxt() + self.receive_window());
             if seg.len == 0 || (!beyond && truesize <= self.rcvbuf.forward_alloc) {
                 return self.rcv_fast_path(seg, out);
@@ -125,7 +125,7 @@ impl Endpoint {
         self.stats.data_segs_in += self.rx_gso_segs as u64;
         self.set_rcv_nxt(seg.seq_num() + seg.len);
         self.stats.bytes_received += seg.len as u64;
-        let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+        let truesize = self.rx_truesize();
         self.rcvbuf.charge_queue(seg.len, truesize);
         self.event_data_recv(seg, out);
         if seg.ack_num() != self.snd_una() {

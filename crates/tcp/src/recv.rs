@@ -141,7 +141,7 @@ impl Endpoint {
             let new_bytes = end - seq - fin as u32;
             // tcp_try_rmem_schedule: no room in the buffer -- advertise a zero window at once,
             // and drop the data unless the receive queue is empty.
-            let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+            let truesize = self.rx_truesize();
             if new_bytes > 0 && !self.try_rmem_schedule(seg.len) {
                 self.ack.pending |= ACK_NOMEM | ACK_NOW;
                 self.schedule_ack();
@@ -227,7 +227,7 @@ impl Endpoint {
     /// `tcp_data_queue_ofo`.
     fn data_queue_ofo(&mut self, seq: SeqNum, end: SeqNum, seg: &Segment, out: &mut Vec<Segment>) {
         self.ecn_check_ce(seg.ecn, out);
-        let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+        let truesize = self.rx_truesize();
         if !self.try_rmem_schedule(seg.len) {
             return; // TCPOFODrop
         }
@@ -236,11 +236,12 @@ impl Endpoint {
         self.rcv_ooopack += self.rx_gso_segs.max(1) as u64;
         // Out-of-order data updates rcv_mss and the payload share too (Linux 6.17).
         self.measure_rcv_mss(seg);
-        let ofo_bytes_before: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
-        // Insert [seq, end) into the sorted, merged range list, noting duplicates for D-SACK.
+        // Insert [seq, end) into the sorted, merged range list, noting duplicates for D-SACK and
+        // the bytes the ranges it absorbs held.
         let i = self.ofo.partition_point(|&(_, e)| e.before(seq));
         let (mut ns, mut ne) = (seq, end);
         let mut dup: Option<(SeqNum, SeqNum)> = None;
+        let mut absorbed = 0u32;
         while i < self.ofo.len() {
             let (s, e) = self.ofo[i];
             if s.after(ne) {
@@ -258,6 +259,7 @@ impl Endpoint {
             if e.after(ne) {
                 ne = e;
             }
+            absorbed += e - s;
             self.ofo.remove(i);
         }
         self.ofo.insert(i, (ns, ne));
@@ -265,8 +267,7 @@ impl Endpoint {
             self.dsack_set(s, e);
         }
         self.sack_new_ofo(seq, end, out);
-        let ofo_bytes: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
-        if ofo_bytes > ofo_bytes_before {
+        if ne - ns > absorbed {
             // A SACK receiver grows its window for out-of-order data too (a non-SACK one does
             // not, to force duplicate ACKs); then the skb is charged.
             if self.sack_ok {
@@ -342,7 +343,7 @@ impl Endpoint {
         let len = if self.rx_gso_size > 0 { self.rx_gso_size } else { seg.len };
         if len >= self.ack.rcv_mss {
             if len != self.ack.rcv_mss {
-                let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+                let truesize = self.rx_truesize();
                 self.measure_scaling_ratio(seg.len, truesize);
             }
             self.ack.rcv_mss = len.min(self.tcpi_advmss());
@@ -358,7 +359,7 @@ impl Endpoint {
     pub(crate) fn event_data_recv(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         self.schedule_ack();
         self.measure_rcv_mss(seg);
-        let truesize = crate::rcv_buf::RcvBuf::truesize(&self.cfg, self.rx_gso_segs);
+        let truesize = self.rx_truesize();
         self.rcv_rtt_measure();
         let now = self.now.ns();
         let ato_min = self.cfg.delack_min.ns();
