@@ -5,14 +5,16 @@
 use crate::conn::Side;
 use crate::core::Core;
 use crate::sim::RunStats;
-use ccsim_engine::{EventQueue, SimTime};
+use ccsim_engine::{EventQueue, PoolId, SimTime};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
     TxDone(u32),
     /// A lazy host NIC finished a transmission that a TSQ-throttled socket waits for.
     TsqWake(u32),
-    Arrive(u32),
+    /// The head packet of a port's link reaches the link's far end (the port, and that packet:
+    /// the loop reads it ahead without touching the port).
+    Arrive(u32, PoolId),
     /// An fq qdisc's watchdog: a throttled flow's departure time has come.
     Watchdog(u32),
     /// A connection's timer, on one side.
@@ -40,16 +42,15 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             // network it is out of the first-level cache (k=8 fat tree: 20 % faster); a small
             // one keeps it there and only pays for the look (S1: 2-3 % slower).
             if self.prefetch_next {
-                if let Some(&Ev::Arrive(p)) = self.q.peek() {
-                    if let Some(&(_, id)) = self.ports[p as usize].pipe.front() {
-                        prefetch(self.pool.get(id));
-                    }
+                if let Some(&Ev::Arrive(p, id)) = self.q.peek() {
+                    prefetch(self.pool.get(id));
+                    prefetch(&self.ports[p as usize]);
                 }
             }
             match ev {
                 Ev::TxDone(p) => self.tx_done(p as usize, now),
                 Ev::TsqWake(p) => self.tsq_wake(p as usize, now),
-                Ev::Arrive(p) => self.arrive(p as usize, now),
+                Ev::Arrive(p, id) => self.arrive(p as usize, id, now),
                 Ev::Watchdog(p) => self.watchdog(p as usize, now),
                 Ev::Timer(c, side) => self.timer(c as usize, side, now),
                 Ev::FlowStart(c) => self.flow_start(c as usize, now),

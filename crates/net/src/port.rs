@@ -240,7 +240,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             let port = &mut self.ports[pi];
             if port.pipe.is_empty() {
-                self.q.schedule(at, Ev::Arrive(pi as u32));
+                self.q.schedule(at, Ev::Arrive(pi as u32, id));
             }
             port.pipe.push_back((at, id));
             return;
@@ -330,7 +330,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 }
             }
             if port.pipe.is_empty() {
-                self.q.schedule(at, Ev::Arrive(pi as u32));
+                self.q.schedule(at, Ev::Arrive(pi as u32, id));
             }
             port.pipe.push_back((at, id));
         }
@@ -347,11 +347,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
     }
 
-    pub(crate) fn arrive(&mut self, pi: usize, now: SimTime) {
+    pub(crate) fn arrive(&mut self, pi: usize, id: PoolId, now: SimTime) {
         let port = &mut self.ports[pi];
-        let (_, id) = port.pipe.pop_front().expect("Arrive with an empty link");
-        if let Some(&(next, _)) = port.pipe.front() {
-            self.q.schedule(next, Ev::Arrive(pi as u32));
+        let head = port.pipe.pop_front().map(|(_, head)| head);
+        debug_assert_eq!(head, Some(id), "Arrive names the link's head packet");
+        if let Some(&(next, next_id)) = port.pipe.front() {
+            self.q.schedule(next, Ev::Arrive(pi as u32, next_id));
         }
         let node = port.to;
         if let Some(cap) = self.capture.as_deref_mut() {
