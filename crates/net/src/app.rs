@@ -26,7 +26,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let c = &mut self.conns[ci];
         match c.spec.kind {
             FlowKind::Transfer { .. } => {
-                if c.completion.is_none() && c.started && c.client.all_acked() {
+                // Only the client's own steps can complete the transfer (its data acknowledged):
+                // the receiver's steps do not read the sender's state.
+                if side == Side::Client && c.completion.is_none() && c.started && c.client.all_acked() {
                     c.completion = Some(now);
                     c.end = Some(now);
                     if let Origin::Traffic(t) = c.origin {
