@@ -165,6 +165,18 @@ impl<E: Copy> WheelQueue<E> {
         best
     }
 
+    /// The last nanosecond slot `s` of `level` can hold (`u64::MAX` for the far list): the end
+    /// of the span `cascade` moves `cur` to the start of.
+    #[inline(always)]
+    fn slot_last_ns(&self, level: usize, s: usize) -> u64 {
+        if level == LEVELS {
+            return u64::MAX;
+        }
+        let shift = BITS * level as u32;
+        let start = (self.cur >> (shift + BITS) << (shift + BITS)) | ((s as u64) << shift);
+        start + ((1u64 << shift) - 1)
+    }
+
     /// Pour (level, slot) into the levels below, `cur` moved to the slot's start.
     fn cascade(&mut self, level: usize, s: usize) {
         if level == LEVELS {
@@ -228,7 +240,8 @@ impl<E: Copy> WheelQueue<E> {
             if level == 0 {
                 return Some(s);
             }
-            if self.earliest_in(level, s) > limit.ns() {
+            // A slot whose whole span is due by `limit` needs no walk to find its earliest.
+            if self.slot_last_ns(level, s) > limit.ns() && self.earliest_in(level, s) > limit.ns() {
                 return None;
             }
             self.cascade(level, s);
