@@ -251,7 +251,6 @@ impl Endpoint {
     /// `tcp_openreq_init_rwin` (passive open) call it: the initial `rcv_wnd`, `window_clamp`
     /// and the window scale; `rcv_ssthresh` starts at `rcv_wnd`.
     pub(crate) fn select_initial_window(&mut self, wscale_ok: bool) {
-        let cfg = self.cfg.clone();
         // The mss the window is rounded to: advmss, less the timestamp option on a passive open
         // that agreed to timestamps (on an active open ts_recent_stamp is still 0).
         let passive = self.state == TcpState::Listen;
@@ -269,10 +268,10 @@ impl Endpoint {
         if space > mss {
             space = space / mss * mss;
         }
-        let rcv_wnd = if cfg.rcv_window_rules == RcvWindowRules::Current { space } else { space.min(65535) };
+        let rcv_wnd = if self.cfg.rcv_window_rules == RcvWindowRules::Current { space } else { space.min(65535) };
         let mut ws = 0u8;
         if wscale_ok {
-            let s = space.max(cfg.rmem[2]).max(cfg.rmem_max).min(clamp);
+            let s = space.max(self.cfg.rmem[2]).max(self.cfg.rmem_max).min(clamp);
             // ilog2(s) - 15, within 0..=14: the smallest shift with (s >> ws) <= 65535.
             let ilog2 = 31 - s.max(1).leading_zeros() as i32;
             ws = (ilog2 - 15).clamp(0, MAX_WSCALE as i32) as u8;

@@ -205,7 +205,6 @@ impl Endpoint {
 
     /// `tcp_ofo_queue`: pull now-contiguous data out of the out-of-order queue.
     fn ofo_queue(&mut self) {
-        let ofo_bytes: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
         let mut moved = 0u32;
         while let Some(&(s, e)) = self.ofo.first() {
             if s.after(self.rcv_nxt()) {
@@ -219,8 +218,10 @@ impl Endpoint {
             self.ofo.remove(0);
         }
         if moved > 0 {
-            // The skbs move to the receive queue with their memory.
-            self.rcvbuf.ofo_to_queue(moved, ofo_bytes, self.ofo.is_empty());
+            // The skbs move to the receive queue with their memory (in proportion to the bytes
+            // the queue held before: what moved and what is left).
+            let left: u64 = self.ofo.iter().map(|&(s, e)| (e - s) as u64).sum();
+            self.rcvbuf.ofo_to_queue(moved, moved as u64 + left, self.ofo.is_empty());
         }
     }
 
