@@ -18,8 +18,9 @@ use std::collections::VecDeque;
 /// line 0 holds what an arrival reads (the link's ring and where it leads) and the departure
 /// times an arrival at the port checks, line 1 the rest of what queueing a packet reads and
 /// counts, line 2 the departure ring (read while two or more packets wait) and the queue's
-/// first fields; the rest after. A fat tree's thousand ports do not stay in the first-level
-/// cache, and each line touched is a miss.
+/// flags, lines 3 and 4 the queue's first class (its count, limit and AQM; its counters); the
+/// rest after. A fat tree's thousand ports do not stay in the first-level cache, and each line
+/// touched is a miss; these five have their addresses known at once, none behind a pointer.
 #[repr(C, align(64))]
 pub(crate) struct Port {
     pub(crate) pipe: VecDeque<(SimTime, PoolId)>,
@@ -437,6 +438,7 @@ pub(crate) fn express_ports(
 #[cfg(test)]
 mod layout_tests {
     use super::*;
+    use crate::queue::Classes;
     use std::mem::offset_of;
 
     /// The lines of a port as its doc comment lays them out.
@@ -454,6 +456,9 @@ mod layout_tests {
             ("starts", offset_of!(Port, starts), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
         ]);
+        // The first class, as `a_class_is_laid_out_by_use` lays it out, from the start of line 3.
+        let class = offset_of!(Port, queue) + offset_of!(PortQueue, classes) + offset_of!(Classes, first);
+        assert_eq!(class, 3 * 64, "the first class starts line 3");
         assert_eq!(std::mem::align_of::<Port>(), 64);
     }
 }

@@ -147,7 +147,9 @@ struct RedState {
 // was compiled into one 16-byte load that cannot take its data from two pending stores (a
 // store-forwarding stall: S1 spent about 14 % of its enqueue time on that one load with
 // `packets` next to `bytes`, and 16 % with `bytes` next to `stats.enqueued`).
-#[repr(C, align(64))]
+// A class has no alignment of its own: a port keeps its first class inside itself, placed on a
+// line boundary (see `Port`), and the classes of a port with several are read rarely.
+#[repr(C)]
 pub struct Class {
     pub packets: u64,
     pub limit: QueueLimit,
@@ -176,7 +178,63 @@ pub enum Dequeued {
     Dropped(PoolId),
 }
 
-/// What each packet reads first, the DSCP map (a line of its own) last.
+/// A port's classes: the first in place, any others in a list of their own. Every port has a
+/// first class and most have no other, so a packet's class is read without following a pointer
+/// (a fat tree's thousand ports do not stay in the cache: the class was a second miss that could
+/// start only once the port's line holding the pointer had arrived).
+#[repr(C)]
+pub struct Classes {
+    rest: Vec<Class>,
+    pub(crate) first: Class,
+}
+
+impl Classes {
+    fn new(mut all: Vec<Class>) -> Self {
+        assert!(!all.is_empty(), "a queue has at least one class");
+        let first = all.remove(0);
+        Classes { rest: all, first }
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        1 + self.rest.len()
+    }
+
+    /// Never: every queue has a class (for clippy's `len_without_is_empty`).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Class> {
+        std::iter::once(&self.first).chain(self.rest.iter())
+    }
+}
+
+impl std::ops::Index<usize> for Classes {
+    type Output = Class;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &Class {
+        if i == 0 {
+            &self.first
+        } else {
+            &self.rest[i - 1]
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Classes {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut Class {
+        if i == 0 {
+            &mut self.first
+        } else {
+            &mut self.rest[i - 1]
+        }
+    }
+}
+
+/// What each packet reads first (the flags, then the first class from the start of the queue's
+/// second line: `Port` places the queue 32 bytes into a line), the DSCP map last.
 #[repr(C)]
 pub struct PortQueue {
     /// Run without transmission events (`supports_lazy`, and the owner chose to): packets are
@@ -186,7 +244,7 @@ pub struct PortQueue {
     /// sender), not a tail drop (NET_XMIT_DROP).
     pub congestion_drop: bool,
     pub scheduler: Scheduler,
-    pub classes: Vec<Class>,
+    pub classes: Classes,
     /// The fq qdisc, when the port runs one (then `classes` is unused).
     pub(crate) fq: Option<Box<Fq>>,
     rr_next: usize,
@@ -204,10 +262,10 @@ impl PortQueue {
             }
         }
         PortQueue {
-            classes: spec
-                .classes
-                .iter()
-                .map(|c| Class {
+            classes: Classes::new(
+                spec.classes
+                    .iter()
+                    .map(|c| Class {
                     packets: 0,
                     limit: c.limit,
                     bytes: 0,
@@ -217,7 +275,8 @@ impl PortQueue {
                     fifo: VecDeque::new(),
                     name: c.name.clone(),
                 })
-                .collect(),
+                    .collect(),
+            ),
             scheduler: spec.scheduler,
             fq: spec.fq.map(|f| Box::new(Fq::new(f))),
             rr_next: 0,
