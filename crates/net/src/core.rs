@@ -29,8 +29,6 @@ pub(crate) struct Core<Q> {
     pub(crate) pool: Pool<Packet>,
     pub(crate) ports: Vec<Port>,
     pub(crate) routes: Routes,
-    /// The switches and the ports each owns.
-    pub(crate) switches: Switches,
     /// Source routes: per connection and direction, the ports a segment leaves by, host NIC
     /// first, as the route table and the flow hash would pick them hop by hop.
     pub(crate) paths: Vec<u32>,
@@ -122,6 +120,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     last_at: SimTime::ZERO,
                     to,
                     from_host,
+                    to_switch: topo.kinds[to.0 as usize] == NodeKind::Switch,
                     jitter_ns: if from_host { cfg.host_jitter.bound(l.rate_bps).ns() } else { 0 },
                     rate_bps: l.rate_bps,
                     delay: l.delay,
@@ -165,7 +164,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             pool: Pool::new(),
             ports,
             routes,
-            switches,
             paths: Vec::new(),
             express: Vec::new(),
             horizon: SimTime::ZERO,

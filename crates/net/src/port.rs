@@ -36,6 +36,8 @@ pub(crate) struct Port {
     pub(crate) busy_until: SimTime,
     /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
     pub(crate) from_host: bool,
+    /// The link leads to a switch (which forwards what is not for it), not a host.
+    pub(crate) to_switch: bool,
     /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
     pub(crate) last_at: SimTime,
     pub(crate) delay: SimTime,
@@ -355,7 +357,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if let Some(&(next, next_id)) = port.pipe.front() {
             self.q.schedule(next, Ev::Arrive(pi as u32, next_id));
         }
-        let node = port.to;
+        let (node, port_to_switch) = (port.to, port.to_switch);
         if let Some(cap) = self.capture.as_deref_mut() {
             cap.ingress(pi, self.pool.get(id), &self.conns, now);
         }
@@ -370,8 +372,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 return;
             }
             self.deliver(id, now);
-        } else if let Some(sw) = self.switches.at(node) {
-            self.switch_receive(sw, id, now);
+        } else if port_to_switch {
+            self.switch_receive(node, id, now);
         } else {
             self.drop_packet(id); // a host never forwards
         }
@@ -450,6 +452,7 @@ mod layout_tests {
             ("head_start", offset_of!(Port, head_start), 8, 0),
             ("busy_until", offset_of!(Port, busy_until), 8, 0),
             ("from_host", offset_of!(Port, from_host), 1, 0),
+            ("to_switch", offset_of!(Port, to_switch), 1, 0),
             ("last_at", offset_of!(Port, last_at), 8, 1),
             ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
             ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),

@@ -243,10 +243,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
     }
 
-    /// A packet arrived at switch `sw`: send it on by the port its route names.
+    /// A packet arrived at switch node `node`: send it on by the port its route names.
     #[inline(always)]
-    pub(crate) fn switch_receive(&mut self, sw: SwitchId, id: PoolId, now: SimTime) {
-        let node = self.switches.list[sw.0 as usize].node;
+    pub(crate) fn switch_receive(&mut self, node: NodeId, id: PoolId, now: SimTime) {
         self.forward(node, id, now);
     }
 }
