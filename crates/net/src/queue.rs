@@ -266,15 +266,15 @@ impl PortQueue {
                 spec.classes
                     .iter()
                     .map(|c| Class {
-                    packets: 0,
-                    limit: c.limit,
-                    bytes: 0,
-                    aqm: c.aqm,
-                    stats: QueueStats::default(),
-                    red: RedState { qavg: 0.0, qcount: -1, idle_since: None },
-                    fifo: VecDeque::new(),
-                    name: c.name.clone(),
-                })
+                        packets: 0,
+                        limit: c.limit,
+                        bytes: 0,
+                        aqm: c.aqm,
+                        stats: QueueStats::default(),
+                        red: RedState { qavg: 0.0, qcount: -1, idle_since: None },
+                        fifo: VecDeque::new(),
+                        name: c.name.clone(),
+                    })
                     .collect(),
             ),
             scheduler: spec.scheduler,
