@@ -373,7 +373,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             self.deliver(id, now);
         } else if port_to_switch {
-            self.switch_receive(node, id, now);
+            self.forward(node, id, now); // a switch sends it on by the port its route names
         } else {
             self.drop_packet(id); // a host never forwards
         }

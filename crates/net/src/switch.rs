@@ -242,12 +242,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
         }
     }
-
-    /// A packet arrived at switch node `node`: send it on by the port its route names.
-    #[inline(always)]
-    pub(crate) fn switch_receive(&mut self, node: NodeId, id: PoolId, now: SimTime) {
-        self.forward(node, id, now);
-    }
 }
 
 #[cfg(test)]
