@@ -23,7 +23,7 @@ fn main() {
         fq: None,
     };
     let mut q = PortQueue::new(&spec);
-    q.lazy = q.supports_lazy();
+    assert!(q.supports_lazy());
     let mut pool: Pool<Packet> = Pool::new();
     let mut rng = Rng::new(1, 0);
     let pkt = Packet {
@@ -40,7 +40,7 @@ fn main() {
     let mut now = SimTime::ZERO;
     let offer = |q: &mut PortQueue, pool: &mut Pool<Packet>, rng: &mut Rng, now: SimTime| {
         let id = pool.alloc(pkt);
-        let r = q.enqueue(id, pool.get_mut(id), now, 10_000_000_000, rng);
+        let r = q.enqueue_counted(pool.get_mut(id), now, 10_000_000_000, rng);
         pool.free(id);
         r
     };

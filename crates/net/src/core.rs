@@ -106,8 +106,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let mut ports = Vec::with_capacity(2 * topo.links.len());
         for (i, l) in topo.links.iter().enumerate() {
             for (dir, from, to, qs) in [(0u64, l.a, l.b, &l.queue_ab), (1, l.b, l.a, &l.queue_ba)] {
-                let mut queue = PortQueue::new(qs);
-                queue.lazy = queue.supports_lazy();
+                let queue = PortQueue::new(qs);
                 let from_host = topo.kinds[from.0 as usize] == NodeKind::Host;
                 ports.push(Port {
                     tsq: VecDeque::new(),
@@ -121,6 +120,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     to,
                     from_host,
                     to_switch: topo.kinds[to.0 as usize] == NodeKind::Switch,
+                    lazy: queue.supports_lazy(),
+                    behind: 0,
                     jitter_ns: if from_host { cfg.host_jitter.bound(l.rate_bps).ns() } else { 0 },
                     rate_bps: l.rate_bps,
                     delay: l.delay,

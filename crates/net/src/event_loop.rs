@@ -74,7 +74,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let until = self.stopped_at.unwrap_or(until);
         self.q.advance_to(until);
         for pi in 0..self.ports.len() {
-            if self.ports[pi].queue.lazy {
+            if self.ports[pi].lazy {
                 self.settle(pi, until);
             }
         }

@@ -122,7 +122,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
         }
         let nic = |h: NodeId| match self.host_nic[h.0 as usize] {
-            p if p != u32::MAX && self.ports[p as usize].queue.lazy => p,
+            p if p != u32::MAX && self.ports[p as usize].lazy => p,
             _ => u32::MAX,
         };
         let lazy_nic = [nic(spec.src), nic(spec.dst)];

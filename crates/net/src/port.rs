@@ -15,18 +15,18 @@ use ccsim_engine::{EventQueue, PoolId, Rng, SimTime};
 use std::collections::VecDeque;
 
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
-/// line 0 holds what an arrival reads (the link's ring and where it leads) and the departure
-/// times an arrival at the port checks, line 1 the rest of what queueing a packet reads and
-/// counts, line 2 the departure ring (read while two or more packets wait) and the queue's
-/// flags, lines 3 and 4 the queue's first class (its count, limit and AQM; its counters); the
-/// rest after. A fat tree's thousand ports do not stay in the first-level cache, and each line
+/// line 0 holds what an arrival reads (the link's ring and where it leads), the port's kind and
+/// the departure times an arrival at the port checks, line 1 the rest of what queueing a packet
+/// reads and counts, line 2 the departure ring (read only while two or more packets wait) and
+/// the queue's flags (read only on a drop), lines 3 and 4 the queue's first class (its count,
+/// limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the first-level cache, and each line
 /// touched is a miss; these five have their addresses known at once, none behind a pointer.
 #[repr(C, align(64))]
 pub(crate) struct Port {
     pub(crate) pipe: VecDeque<(SimTime, PoolId)>,
     pub(crate) to: NodeId,
     pub(crate) head_size: u32,
-    /// Lazy port (`queue.lazy`: one class with arrival-time AQM): each packet's transmission
+    /// Lazy port (`lazy`: one class with arrival-time AQM): each packet's transmission
     /// start and end are computed when it is queued, so the port needs no `TxDone` events;
     /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
     /// waiting, `busy_until` the end of the last transmission. The first waits in the port
@@ -38,6 +38,12 @@ pub(crate) struct Port {
     pub(crate) from_host: bool,
     /// The link leads to a switch (which forwards what is not for it), not a host.
     pub(crate) to_switch: bool,
+    /// Lazy port (the queue `supports_lazy`): packets are counted, not kept, and each one's
+    /// transmission is computed when it is queued.
+    pub(crate) lazy: bool,
+    /// Lazy port: how many entries `starts` holds, kept here so that a port with none waiting
+    /// behind its head does not read the line `starts` is in.
+    pub(crate) behind: u32,
     /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
     pub(crate) last_at: SimTime,
     pub(crate) delay: SimTime,
@@ -61,6 +67,20 @@ pub(crate) struct Port {
     pub(crate) watchdog: Option<SimTime>,
 }
 
+impl Port {
+    /// Lazy port: the head began its transmission; the next packet waiting becomes the head.
+    #[inline(always)]
+    fn next_head(&mut self) {
+        debug_assert_eq!(self.behind as usize, self.starts.len());
+        (self.head_start, self.head_size) = if self.behind == 0 {
+            (SimTime::MAX, 0)
+        } else {
+            self.behind -= 1;
+            self.starts.pop_front().expect("`behind` counts `starts`")
+        };
+    }
+}
+
 impl<Q: EventQueue<Ev>> Core<Q> {
     /// Pick the output port at `node` for packet `id` and queue it there: the next hop of its
     /// source route, or the route table's choice.
@@ -79,7 +99,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     }
 
     pub(crate) fn enqueue(&mut self, pi: usize, id: PoolId, now: SimTime) {
-        if self.ports[pi].queue.lazy {
+        if self.ports[pi].lazy {
             // A network without shared buffers runs a copy of the lazy path without their checks.
             return if self.port_buffer.is_empty() {
                 self.enqueue_lazy::<false>(pi, id, now)
@@ -131,7 +151,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let port = &mut self.ports[pi];
         while port.head_start <= now {
             port.queue.retire_head(port.head_start, port.head_size);
-            (port.head_start, port.head_size) = port.starts.pop_front().unwrap_or((SimTime::MAX, 0));
+            port.next_head();
         }
     }
 
@@ -147,7 +167,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 buf.remove(pb.first_queue as usize, port.head_size);
             }
             port.queue.retire_head(port.head_start, port.head_size);
-            (port.head_start, port.head_size) = port.starts.pop_front().unwrap_or((SimTime::MAX, 0));
+            port.next_head();
         }
     }
 
@@ -177,7 +197,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
-            if port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
+            if port.queue.enqueue_counted(pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
                 return self.dropped_on_enqueue(pi, id);
             }
             if SHARED_BUFFERS {
@@ -197,6 +217,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 (port.head_start, port.head_size) = (start, size);
             } else {
                 port.starts.push_back((start, size));
+                port.behind += 1;
             }
             port.busy_ns += t.ns();
             port.tx_bytes += wire as u64;
@@ -419,10 +440,10 @@ pub(crate) fn express_ports(
     let mut any = false;
     for (p, f) in feeder.iter_mut().enumerate() {
         let ok = *f < MANY
-            && ports[p].queue.lazy
+            && ports[p].lazy
             && !ports[p].from_host
             && kinds[ports[p].to.0 as usize] == NodeKind::Host
-            && ports[*f as usize].queue.lazy
+            && ports[*f as usize].lazy
             && !monitor.contains(&PortId(p as u32));
         if ok {
             any = true;
@@ -453,6 +474,8 @@ mod layout_tests {
             ("busy_until", offset_of!(Port, busy_until), 8, 0),
             ("from_host", offset_of!(Port, from_host), 1, 0),
             ("to_switch", offset_of!(Port, to_switch), 1, 0),
+            ("lazy", offset_of!(Port, lazy), 1, 0),
+            ("behind", offset_of!(Port, behind), 4, 0),
             ("last_at", offset_of!(Port, last_at), 8, 1),
             ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
             ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),

@@ -163,6 +163,60 @@ pub struct Class {
     pub name: String,
 }
 
+/// A class's verdict on an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Admission {
+    Queued,
+    /// Over the limit, or not ECN-capable above a step's threshold.
+    Drop,
+    /// RED's drop (sch_red's congestion_drop).
+    CongestionDrop,
+}
+
+/// Judge a packet arriving at class `c` against its limit and AQM (marking it CE where the AQM
+/// says so) and count it in.
+#[inline(always)]
+fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: u64, rng: &mut Rng) -> Admission {
+    let size = pkt.size as u64;
+    let occupancy = |unit: Unit, c: &Class, extra: u64, extra_bytes: u64| match unit {
+        Unit::Packets => c.packets + extra,
+        Unit::Bytes => c.bytes + extra_bytes,
+    };
+    // The hard limit: tail drop.
+    if occupancy(c.limit.unit, c, 1, size) > c.limit.value {
+        c.stats.drops += 1;
+        return Admission::Drop;
+    }
+    match &c.aqm {
+        Aqm::DropTail => {}
+        &Aqm::Step { k, unit, at: EcnMarkPoint::Enqueue, non_ect } => {
+            if occupancy(unit, c, 1, size) > k {
+                if pkt.ecn.is_ect() {
+                    if pkt.ecn != Ecn::Ce {
+                        pkt.ecn = Ecn::Ce;
+                        c.stats.marks += 1;
+                    }
+                } else if non_ect == NonEctPolicy::Drop {
+                    c.stats.drops += 1;
+                    return Admission::Drop;
+                }
+            }
+        }
+        Aqm::Step { .. } => {}
+        Aqm::Red(red) => {
+            let red = *red;
+            if red_enqueue(c, &red, pkt, now, rate_bps, rng) == EnqueueResult::Dropped {
+                c.stats.drops += 1;
+                return Admission::CongestionDrop;
+            }
+        }
+    }
+    c.packets += 1;
+    c.bytes += size;
+    c.stats.enqueued += 1;
+    Admission::Queued
+}
+
 /// What happened to an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EnqueueResult {
@@ -230,13 +284,11 @@ impl std::ops::IndexMut<usize> for Classes {
     }
 }
 
-/// What each packet reads first (the flags, then the first class from the start of the queue's
-/// second line: `Port` places the queue 32 bytes into a line), the DSCP map last.
+/// The flags first, then the first class from the start of the queue's second line (`Port`
+/// places the queue 32 bytes into a line), the DSCP map last. A lazy port's packet reads the
+/// first class alone (`enqueue_counted`).
 #[repr(C)]
 pub struct PortQueue {
-    /// Run without transmission events (`supports_lazy`, and the owner chose to): packets are
-    /// counted, not kept, and leave by `retire_head`.
-    pub lazy: bool,
     /// The last drop was RED's (sch_red's congestion_drop, which returns NET_XMIT_CN to the
     /// sender), not a tail drop (NET_XMIT_DROP).
     pub congestion_drop: bool,
@@ -279,7 +331,6 @@ impl PortQueue {
             rr_next: 0,
             dscp_map,
             congestion_drop: false,
-            lazy: false,
         }
     }
 
@@ -356,49 +407,27 @@ impl PortQueue {
     ) -> EnqueueResult {
         let ci = if self.classes.len() == 1 { 0 } else { self.dscp_map[(pkt.dscp & 63) as usize] as usize };
         let c = &mut self.classes[ci];
-        let size = pkt.size as u64;
-        let occupancy = |unit: Unit, c: &Class, extra: u64, extra_bytes: u64| match unit {
-            Unit::Packets => c.packets + extra,
-            Unit::Bytes => c.bytes + extra_bytes,
-        };
-        // The hard limit: tail drop.
-        self.congestion_drop = false;
-        if occupancy(c.limit.unit, c, 1, size) > c.limit.value {
-            c.stats.drops += 1;
+        let admitted = admit(c, pkt, now, rate_bps, rng);
+        self.congestion_drop = admitted == Admission::CongestionDrop;
+        if admitted != Admission::Queued {
             return EnqueueResult::Dropped;
         }
-        match &c.aqm {
-            Aqm::DropTail => {}
-            &Aqm::Step { k, unit, at: EcnMarkPoint::Enqueue, non_ect } => {
-                if occupancy(unit, c, 1, size) > k {
-                    if pkt.ecn.is_ect() {
-                        if pkt.ecn != Ecn::Ce {
-                            pkt.ecn = Ecn::Ce;
-                            c.stats.marks += 1;
-                        }
-                    } else if non_ect == NonEctPolicy::Drop {
-                        c.stats.drops += 1;
-                        return EnqueueResult::Dropped;
-                    }
-                }
-            }
-            Aqm::Step { .. } => {}
-            Aqm::Red(red) => {
-                let red = *red;
-                if red_enqueue(c, &red, pkt, now, rate_bps, rng) == EnqueueResult::Dropped {
-                    c.stats.drops += 1;
-                    self.congestion_drop = true;
-                    return EnqueueResult::Dropped;
-                }
-            }
-        }
-        if !self.lazy {
-            c.fifo.push_back(id);
-        }
-        c.packets += 1;
-        c.bytes += size;
-        c.stats.enqueued += 1;
+        c.fifo.push_back(id);
         EnqueueResult::Queued
+    }
+
+    /// `enqueue` at a lazy port (`supports_lazy`: one class, arrival-time AQM): the packet is
+    /// counted, not kept, and leaves by `retire_head`. Reads and writes the first class alone,
+    /// and the queue's flags only on a drop (where `congestion_drop` is read).
+    #[inline(always)]
+    pub fn enqueue_counted(&mut self, pkt: &mut Packet, now: SimTime, rate_bps: u64, rng: &mut Rng) -> EnqueueResult {
+        match admit(&mut self.classes.first, pkt, now, rate_bps, rng) {
+            Admission::Queued => EnqueueResult::Queued,
+            dropped => {
+                self.congestion_drop = dropped == Admission::CongestionDrop;
+                EnqueueResult::Dropped
+            }
+        }
     }
 
     /// Pick the next packet to transmit (None: the queue is empty).

@@ -26,7 +26,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn sample(&mut self, now: SimTime) {
         for k in 0..self.cfg.monitor.len() {
             let pi = self.cfg.monitor[k].0 as usize;
-            if self.ports[pi].queue.lazy {
+            if self.ports[pi].lazy {
                 self.settle(pi, now);
             }
         }
@@ -110,7 +110,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         }
         let port = &self.ports[p.0 as usize];
         // A lazy port has already booked the transmissions of its backlog beyond the end.
-        let booked_beyond = if port.queue.lazy { port.busy_until.saturating_sub(over).ns() } else { 0 };
+        let booked_beyond = if port.lazy { port.busy_until.saturating_sub(over).ns() } else { 0 };
         port.busy_ns.saturating_sub(booked_beyond) as f64 / over.ns() as f64
     }
 

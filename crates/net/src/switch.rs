@@ -187,7 +187,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         // A refusal, or a mark, is decided on the sibling queues as they are at this instant.
         for k in 0..self.buffers[b].ports.len() {
             let p = self.buffers[b].ports[k] as usize;
-            if self.ports[p].queue.lazy {
+            if self.ports[p].lazy {
                 self.settle(p, now);
             }
         }
@@ -229,7 +229,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         for b in 0..self.buffers.len() {
             for k in 0..self.buffers[b].ports.len() {
                 let p = self.buffers[b].ports[k] as usize;
-                if self.ports[p].queue.lazy {
+                if self.ports[p].lazy {
                     self.settle(p, now);
                 }
             }
