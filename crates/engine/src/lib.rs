@@ -13,5 +13,5 @@ mod wheel;
 pub use pool::{Pool, PoolId};
 pub use queue::{EventQueue, HeapQueue};
 pub use rng::Rng;
-pub use time::SimTime;
+pub use time::{ByteTime, SimTime};
 pub use wheel::WheelQueue;

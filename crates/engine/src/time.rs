@@ -58,6 +58,43 @@ impl SimTime {
     }
 }
 
+/// A link's serialisation time per byte, for links whose byte time is a whole number of
+/// picoseconds (every rate that divides 8 Tb/s: 100 Mb/s, 1, 10, 25, 40, 100 Gb/s...): then
+/// `time(bytes)` is `SimTime::tx_time` without its 64-bit division (the division by 1000 is a
+/// multiplication). Other rates take `tx_time` itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteTime {
+    /// Picoseconds per byte; 0: not a whole number (or too large), use `bps`.
+    ps: u64,
+    bps: u64,
+}
+
+impl ByteTime {
+    pub fn new(bps: u64) -> Self {
+        let bps = bps.max(1);
+        let whole = 8_000_000_000_000 % bps == 0 && 8_000_000_000_000 / bps < 1 << 32;
+        ByteTime { ps: if whole { 8_000_000_000_000 / bps } else { 0 }, bps }
+    }
+
+    /// The link's rate in bits per second.
+    #[inline(always)]
+    pub fn bps(self) -> u64 {
+        self.bps
+    }
+
+    /// Time to serialise `bytes` (a packet: below 2^32), rounded up to a nanosecond: exactly
+    /// `SimTime::tx_time(bytes, bps)`.
+    #[inline(always)]
+    pub fn time(self, bytes: u32) -> SimTime {
+        if self.ps != 0 {
+            // bytes * 8e9 / bps = bytes * ps / 1000 exactly; below 2^64 as both are below 2^32.
+            SimTime((bytes as u64 * self.ps).div_ceil(1000))
+        } else {
+            SimTime::tx_time(bytes as u64, self.bps)
+        }
+    }
+}
+
 impl Add for SimTime {
     type Output = SimTime;
     fn add(self, o: SimTime) -> SimTime {
@@ -85,6 +122,29 @@ impl fmt::Display for SimTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn byte_time_is_tx_time() {
+        for bps in [
+            100_000_000,
+            1_000_000_000,
+            3_000_000_000,
+            10_000_000_000,
+            25_000_000_000,
+            40_000_000_000,
+            100_000_000_000,
+            400_000_000_000,
+            1_000,
+            1,
+            123_456_789,
+        ] {
+            let b = ByteTime::new(bps);
+            for bytes in (0..70_000u32).chain([1 << 20, 1 << 31, u32::MAX]) {
+                assert_eq!(b.time(bytes), SimTime::tx_time(bytes as u64, bps), "{bytes} B at {bps} b/s");
+            }
+        }
+        assert_ne!(ByteTime::new(10_000_000_000).ps, 0, "10 Gb/s takes the multiplication");
+    }
+
     #[test]
     fn tx_time_rounds_up() {
         // 1500 B at 100 Mb/s is exactly 120 us (the Mininet-HiFi fidelity reference).

@@ -16,7 +16,7 @@ use crate::sim::{RunStats, SimConfig};
 use crate::switch::{shared_buffers, PortBuffer, SwitchBuffer, Switches};
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology, TopologyError};
 use crate::traffic::TrafficSlot;
-use ccsim_engine::{EventQueue, Pool, PoolId, Rng, SimTime};
+use ccsim_engine::{ByteTime, EventQueue, Pool, PoolId, Rng, SimTime};
 use ccsim_tcp::Segment;
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -123,9 +123,10 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     lazy: queue.supports_lazy(),
                     behind: 0,
                     jitter_ns: if from_host { cfg.host_jitter.bound(l.rate_bps).ns() } else { 0 },
-                    rate_bps: l.rate_bps,
+                    byte_time: ByteTime::new(l.rate_bps),
                     delay: l.delay,
                     loss: l.loss,
+                    lossy: l.loss > 0.0,
                     queue,
                     tx: None,
                     pipe: VecDeque::new(),

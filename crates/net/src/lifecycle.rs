@@ -370,7 +370,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let mut hops = Vec::new();
             for &p in &self.paths[start as usize..] {
                 let port = &self.ports[p as usize];
-                hops.push(Hop { rate_bps: port.rate_bps, delay: port.delay });
+                hops.push(Hop { rate_bps: port.byte_time.bps(), delay: port.delay });
                 if port.to == dst {
                     return Some(hops);
                 }

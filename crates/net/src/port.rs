@@ -11,7 +11,7 @@ use crate::queue::{Dequeued, EnqueueResult, PortQueue};
 use crate::route::next_hop;
 use crate::switch::Gate;
 use crate::topology::{NodeId, NodeKind, PortId};
-use ccsim_engine::{EventQueue, PoolId, Rng, SimTime};
+use ccsim_engine::{ByteTime, EventQueue, PoolId, Rng, SimTime};
 use std::collections::VecDeque;
 
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
@@ -41,14 +41,16 @@ pub(crate) struct Port {
     /// Lazy port (the queue `supports_lazy`): packets are counted, not kept, and each one's
     /// transmission is computed when it is queued.
     pub(crate) lazy: bool,
+    /// The link drops packets at random (`loss` > 0).
+    pub(crate) lossy: bool,
     /// Lazy port: how many entries `starts` holds, kept here so that a port with none waiting
     /// behind its head does not read the line `starts` is in.
     pub(crate) behind: u32,
     /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
     pub(crate) last_at: SimTime,
     pub(crate) delay: SimTime,
-    pub(crate) rate_bps: u64,
-    pub(crate) loss: f64,
+    /// The link's rate, as the time of a byte on it.
+    pub(crate) byte_time: ByteTime,
     pub(crate) busy_ns: u64,
     pub(crate) tx_bytes: u64,
     pub(crate) tx_packets: u64,
@@ -57,6 +59,8 @@ pub(crate) struct Port {
     pub(crate) starts: VecDeque<(SimTime, u32)>,
     pub(crate) queue: PortQueue,
     pub(crate) link_drops: u64,
+    /// The probability that the link drops a packet (read only when `lossy`).
+    pub(crate) loss: f64,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order; `wake` is the pending `TsqWake`, scheduled
     /// only while a socket of this host is throttled.
     pub(crate) tsq: VecDeque<TsqEntry>,
@@ -124,7 +128,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 skb_open = port.from_host && matches!(pkt.payload, Payload::Tcp { seg, .. } if seg.skb_more);
                 fq.enqueue(id, pkt, now, port.from_host)
             }
-            None => port.queue.enqueue(id, pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Queued,
+            None => port.queue.enqueue(id, pkt, now, port.byte_time.bps(), &mut port.rng) == EnqueueResult::Queued,
         };
         if !queued {
             return self.dropped_on_enqueue(pi, id);
@@ -197,7 +201,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
-            if port.queue.enqueue_counted(pkt, now, port.rate_bps, &mut port.rng) == EnqueueResult::Dropped {
+            if port.queue.enqueue_counted(pkt, now, port.byte_time.bps(), &mut port.rng) == EnqueueResult::Dropped {
                 return self.dropped_on_enqueue(pi, id);
             }
             if SHARED_BUFFERS {
@@ -209,7 +213,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let pkt = self.pool.get_mut(id);
             let size = pkt.size;
             let wire = size + self.cfg.l2_overhead;
-            let t = SimTime::tx_time(wire as u64, port.rate_bps);
+            let t = port.byte_time.time(wire);
             let start = now.max(port.busy_until);
             let end = start + t;
             port.busy_until = end;
@@ -235,7 +239,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     }
                 }
             }
-            if port.loss > 0.0 && port.rng.chance(port.loss) {
+            if port.lossy && port.rng.chance(port.loss) {
                 port.link_drops += 1;
                 self.drop_packet(id);
                 return;
@@ -306,7 +310,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn begin_tx(&mut self, pi: usize, id: PoolId, now: SimTime) {
         let port = &mut self.ports[pi];
         let size = self.pool.get(id).size + self.cfg.l2_overhead;
-        let t = SimTime::tx_time(size as u64, port.rate_bps);
+        let t = port.byte_time.time(size);
         port.tx = Some(id);
         port.busy_ns += t.ns();
         port.tx_bytes += size as u64;
@@ -340,7 +344,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             _ => None,
         };
-        if port.loss > 0.0 && port.rng.chance(port.loss) {
+        if port.lossy && port.rng.chance(port.loss) {
             port.link_drops += 1;
             self.drop_packet(id);
         } else {
@@ -475,8 +479,10 @@ mod layout_tests {
             ("from_host", offset_of!(Port, from_host), 1, 0),
             ("to_switch", offset_of!(Port, to_switch), 1, 0),
             ("lazy", offset_of!(Port, lazy), 1, 0),
+            ("lossy", offset_of!(Port, lossy), 1, 0),
             ("behind", offset_of!(Port, behind), 4, 0),
             ("last_at", offset_of!(Port, last_at), 8, 1),
+            ("byte_time", offset_of!(Port, byte_time), 16, 1),
             ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
             ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),
             ("starts", offset_of!(Port, starts), 32, 2),
