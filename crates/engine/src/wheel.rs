@@ -8,6 +8,8 @@ const SLOTS: usize = 1 << BITS;
 const LEVELS: usize = 4;
 /// The bits of time above the levels' reach: equal to `cur`'s for every event in a level.
 const HIGH: u64 = !((1u64 << (BITS * LEVELS as u32)) - 1);
+/// Up to this many events enter level 0 by insertion; more by a counting sort.
+const SMALL: usize = 32;
 /// The most entries an emptied slot above level 1 keeps room for.
 const KEEP: usize = 64;
 
@@ -32,9 +34,10 @@ struct Entry<E> {
 /// always due soon, so it is placed near the end the array is read from, and little moves).
 /// When level 0 runs dry, the next non-empty slot above is poured into the levels below in its
 /// order; what reaches level 0 is sorted by time (a counting sort on the nanosecond within the
-/// window), ties kept in order. A slot's array is therefore always in scheduling order (an event
-/// enters it either from above, when the slot is empty, or at the tail, later than everything
-/// already there), so events due at the same nanosecond leave in the order they were scheduled.
+/// window, or an insertion sort for a few), ties kept in order. A slot's array is therefore
+/// always in scheduling order (an event enters it either from above, when the slot is empty, or
+/// at the tail, later than everything already there), so events due at the same nanosecond
+/// leave in the order they were scheduled.
 /// Each event is moved at most once per level; finding the next slot is a bitmap scan; taking
 /// an event reads the next entry of one array, which the hardware brings in ahead (a list of
 /// nodes, as the wheel first kept, cost a miss per event in a large network).
@@ -265,6 +268,16 @@ impl<E: Copy> WheelQueue<E> {
     /// one nanosecond the first scheduled last (it leaves first).
     fn sort_into_run(&mut self, list: &[Entry<E>]) {
         debug_assert!(self.run.is_empty());
+        if list.len() <= SMALL {
+            // Few events (a quiet network): an insertion sort, without the buckets' fixed cost.
+            for &e in list {
+                // After (below) every entry due later, before those due at its time or earlier
+                // (scheduled before it: they leave first).
+                let at = self.run.partition_point(|x| x.t > e.t);
+                self.run.insert(at, e);
+            }
+            return;
+        }
         assert!(list.len() <= u32::MAX as usize, "a 256-ns window holds fewer than 2^32 events");
         let mask = SLOTS as u32 - 1;
         let counts = &mut *self.counts;
