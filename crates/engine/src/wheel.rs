@@ -271,10 +271,7 @@ impl<E: Copy> WheelQueue<E> {
         if list.len() <= SMALL {
             // Few events (a quiet network): an insertion sort, without the buckets' fixed cost.
             for &e in list {
-                // After (below) every entry due later, before those due at its time or earlier
-                // (scheduled before it: they leave first).
-                let at = self.run.partition_point(|x| x.t > e.t);
-                self.run.insert(at, e);
+                self.file_in_run(e);
             }
             return;
         }

@@ -19,8 +19,9 @@ use std::collections::VecDeque;
 /// the departure times an arrival at the port checks, line 1 the rest of what queueing a packet
 /// reads and counts, line 2 the departure ring (read only while two or more packets wait) and
 /// the queue's flags (read only on a drop), lines 3 and 4 the queue's first class (its count,
-/// limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the first-level cache, and each line
-/// touched is a miss; these five have their addresses known at once, none behind a pointer.
+/// limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
+/// first-level cache, and each line touched is a miss; these five have their addresses known at
+/// once, none behind a pointer.
 #[repr(C, align(64))]
 pub(crate) struct Port {
     pub(crate) pipe: VecDeque<(SimTime, PoolId)>,

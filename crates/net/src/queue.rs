@@ -173,6 +173,33 @@ enum Admission {
     CongestionDrop,
 }
 
+/// What step marking did with a packet above the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StepMark {
+    /// Marked CE (or already CE), or not ECN-capable and queued anyway.
+    Keep,
+    /// Not ECN-capable, and the policy drops it.
+    Drop,
+}
+
+/// Step marking of a packet above the threshold of class `c` (at enqueue or dequeue): CE if it
+/// is ECN-capable, else as the non-ECT policy says; counted in the class's marks or drops.
+#[inline(always)]
+fn step_mark(c: &mut Class, ecn: &mut Ecn, non_ect: NonEctPolicy) -> StepMark {
+    if ecn.is_ect() {
+        if *ecn != Ecn::Ce {
+            *ecn = Ecn::Ce;
+            c.stats.marks += 1;
+        }
+        StepMark::Keep
+    } else if non_ect == NonEctPolicy::Drop {
+        c.stats.drops += 1;
+        StepMark::Drop
+    } else {
+        StepMark::Keep
+    }
+}
+
 /// Judge a packet arriving at class `c` against its limit and AQM (marking it CE where the AQM
 /// says so) and count it in.
 #[inline(always)]
@@ -190,16 +217,8 @@ fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: u64, rng: &mut
     match &c.aqm {
         Aqm::DropTail => {}
         &Aqm::Step { k, unit, at: EcnMarkPoint::Enqueue, non_ect } => {
-            if occupancy(unit, c, 1, size) > k {
-                if pkt.ecn.is_ect() {
-                    if pkt.ecn != Ecn::Ce {
-                        pkt.ecn = Ecn::Ce;
-                        c.stats.marks += 1;
-                    }
-                } else if non_ect == NonEctPolicy::Drop {
-                    c.stats.drops += 1;
-                    return Admission::Drop;
-                }
+            if occupancy(unit, c, 1, size) > k && step_mark(c, &mut pkt.ecn, non_ect) == StepMark::Drop {
+                return Admission::Drop;
             }
         }
         Aqm::Step { .. } => {}
@@ -452,15 +471,7 @@ impl PortQueue {
                 Unit::Bytes => c.bytes,
             };
             if occ > k {
-                if p.ecn.is_ect() {
-                    if p.ecn != Ecn::Ce {
-                        p.ecn = Ecn::Ce;
-                        c.stats.marks += 1;
-                    }
-                } else if non_ect == NonEctPolicy::Drop {
-                    c.stats.drops += 1;
-                    dropped = true;
-                }
+                dropped = step_mark(c, &mut p.ecn, non_ect) == StepMark::Drop;
             }
         }
         c.bytes -= p.size as u64;
