@@ -5,8 +5,8 @@
 
 use ccsim_engine::{microbench, Pool, Rng, SimTime};
 use ccsim_net::{
-    Aqm, ClassSpec, EcnMarkPoint, EnqueueResult, NodeId, NonEctPolicy, Packet, Payload, PortQueue, QueueLimit,
-    QueueSpec, Scheduler, Unit,
+    Aqm, ClassSpec, EcnMarkPoint, EnqueueResult, LinkNext, NodeId, NonEctPolicy, Packet, Payload, PortQueue,
+    QueueLimit, QueueSpec, Scheduler, Unit,
 };
 use ccsim_tcp::{Ecn, Segment};
 use std::hint::black_box;
@@ -33,6 +33,7 @@ fn main() {
         dscp: 0,
         ecn: Ecn::Ect0,
         hop: 0,
+        link_next: LinkNext::NONE,
         flow_hash: 7,
         src: NodeId(0),
         payload: Payload::Tcp { conn: 0, to_server: true, seg: Segment { len: 1448, ..Segment::default() } },

@@ -6,7 +6,7 @@ use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowKind, Lifecycle};
 use crate::lifecycle::Origin;
-use crate::packet::{Packet, Payload};
+use crate::packet::{LinkNext, Packet, Payload};
 use ccsim_engine::{EventQueue, SimTime};
 
 /// What an application did when its socket had run.
@@ -115,6 +115,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             flow_hash: 0x5a5a_0000 ^ i as u32,
             path: Packet::NO_PATH,
             hop: 0,
+            link_next: LinkNext::NONE,
             payload: Payload::PingRequest { probe: i as u32, seq: *seq, sent: now },
         };
         let next = now + spec.interval;

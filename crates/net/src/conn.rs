@@ -6,7 +6,7 @@ use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::flows::{FlowSpec, Lifecycle};
 use crate::lifecycle::Origin;
-use crate::packet::{Packet, Payload};
+use crate::packet::{LinkNext, Packet, Payload};
 use crate::topology::NodeId;
 use ccsim_engine::{EventQueue, SimTime};
 use ccsim_tcp::Endpoint;
@@ -143,6 +143,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     flow_hash,
                     path,
                     hop: first.is_some() as u8,
+                    link_next: LinkNext::NONE,
                     payload: Payload::Tcp { conn: ci as u32, to_server: side.sends_to_server(), seg },
                 };
                 let id = self.pool.alloc(pkt);

@@ -129,7 +129,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     lossy: l.loss > 0.0,
                     queue,
                     tx: None,
-                    pipe: VecDeque::new(),
+                    link_tail: crate::packet::LinkNext::NONE.id,
                     busy_ns: 0,
                     tx_bytes: 0,
                     tx_packets: 0,

@@ -62,7 +62,7 @@ pub use flows::{FlowDone, FlowKind, FlowRecord, FlowSpec, Lifecycle, PingRecord,
 pub use fq::FqSpec;
 pub use ideal::{ideal_fct, Hop, WireSizes};
 pub use lifecycle::{FlowSink, EPHEMERAL_HIGH, EPHEMERAL_LOW};
-pub use packet::{Packet, Payload};
+pub use packet::{LinkNext, Packet, Payload};
 pub use queue::{
     Aqm, ClassSpec, EcnMarkPoint, NonEctPolicy, QueueLimit, QueueSpec, QueueStats, RedSpec, Scheduler, Unit,
 };

@@ -1,5 +1,5 @@
 use crate::topology::NodeId;
-use ccsim_engine::SimTime;
+use ccsim_engine::{PoolId, SimTime};
 use ccsim_tcp::{Ecn, Segment};
 
 /// What a packet carries.
@@ -15,11 +15,12 @@ pub enum Payload {
 
 /// A packet in flight: a small plain struct kept in a pool and moved by index.
 ///
-/// The fields a switch reads (destination, size, source route, DSCP, ECN) come first and take
-/// 16 bytes, so that in the pool (16-byte aligned, 112-byte slots) they never straddle two cache
-/// lines; the segment follows and is read only by the host that sends or receives it.
+/// Two cache lines (128-byte slots, 64-byte aligned). The first holds what a switch and a link
+/// read — destination, size, source route, DSCP, ECN, and the packet behind this one on its
+/// link — and the start of the payload; the segment is read only by the host that sends or
+/// receives it.
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Packet {
     pub dst: NodeId,
     /// Bytes on the wire (headers included): what queues count and links serialise.
@@ -32,10 +33,28 @@ pub struct Packet {
     /// The IP ECN field; switches may set CE.
     pub ecn: Ecn,
     pub hop: u8,
+    /// The packet put on the same link after this one, while this one is on the link.
+    pub link_next: LinkNext,
     /// Hash of the flow 5-tuple, for ECMP.
     pub flow_hash: u32,
     pub src: NodeId,
     pub payload: Payload,
+}
+
+/// A link is a FIFO list threaded through its packets: each packet on a link names the one put
+/// on the link after it and when that one reaches the far end. Written when the next packet is
+/// put on the link (this packet is then the link's tail), read when this one arrives — so an
+/// arrival finds what to schedule next in the packet it already holds, not in a ring elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkNext {
+    /// `LinkNext::NONE.id` when no packet follows (yet).
+    pub id: PoolId,
+    pub at: SimTime,
+}
+
+impl LinkNext {
+    /// No packet behind.
+    pub const NONE: LinkNext = LinkNext { id: PoolId(u32::MAX), at: SimTime::ZERO };
 }
 
 impl Packet {
@@ -52,7 +71,7 @@ mod tests {
     use std::mem::{offset_of, size_of};
 
     #[test]
-    fn switch_fields_fit_in_the_first_16_bytes() {
+    fn switch_and_link_fields_fit_in_the_first_line() {
         for end in [
             offset_of!(Packet, dst) + 4,
             offset_of!(Packet, size) + 4,
@@ -60,9 +79,11 @@ mod tests {
             offset_of!(Packet, dscp) + 1,
             offset_of!(Packet, ecn) + 1,
             offset_of!(Packet, hop) + 1,
+            offset_of!(Packet, link_next) + size_of::<LinkNext>(),
         ] {
-            assert!(end <= 16);
+            assert!(end <= 64, "a switch's and a link's fields share the first line");
         }
-        assert_eq!(size_of::<Packet>() % 16, 0, "pool slots stay 16-byte aligned");
+        assert_eq!(size_of::<Packet>(), 128, "two lines per pool slot");
+        assert_eq!(std::mem::align_of::<Packet>(), 64);
     }
 }

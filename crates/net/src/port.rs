@@ -6,7 +6,7 @@ use crate::conn::{Conn, Side};
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::host::TsqEntry;
-use crate::packet::{Packet, Payload};
+use crate::packet::{LinkNext, Packet, Payload};
 use crate::queue::{Dequeued, EnqueueResult, PortQueue};
 use crate::route::next_hop;
 use crate::switch::Gate;
@@ -15,18 +15,24 @@ use ccsim_engine::{ByteTime, EventQueue, PoolId, Rng, SimTime};
 use std::collections::VecDeque;
 
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
-/// line 0 holds what an arrival reads (the link's ring and where it leads), the port's kind and
-/// the departure times an arrival at the port checks, line 1 the rest of what queueing a packet
-/// reads and counts, line 2 the departure ring (read only while two or more packets wait) and
-/// the queue's flags (read only on a drop), lines 3 and 4 the queue's first class (its count,
-/// limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
+/// line 0 holds what an arrival reads (the link's tail and where it leads), the port's kind,
+/// the departure times an arrival at the port checks and the link's delay and timing noise,
+/// line 1 the rest of what queueing a packet reads and counts, line 2 the departure ring (read
+/// only while two or more packets wait) and the queue's flags (read only on a drop), lines 3
+/// and 4 the queue's first class (its count, limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
 /// first-level cache, and each line touched is a miss; these five have their addresses known at
 /// once, none behind a pointer.
 #[repr(C, align(64))]
 pub(crate) struct Port {
-    pub(crate) pipe: VecDeque<(SimTime, PoolId)>,
+    /// The last packet put on the link (`LinkNext::NONE.id` when the link is empty); the packets
+    /// on it are a list through their `behind` fields, the head's arrival the port's pending
+    /// `Arrive` event.
+    pub(crate) link_tail: PoolId,
     pub(crate) to: NodeId,
     pub(crate) head_size: u32,
+    /// Lazy port: how many entries `starts` holds, kept here so that a port with none waiting
+    /// behind its head does not read the line `starts` is in.
+    pub(crate) behind: u32,
     /// Lazy port (`lazy`: one class with arrival-time AQM): each packet's transmission
     /// start and end are computed when it is queued, so the port needs no `TxDone` events;
     /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
@@ -35,6 +41,11 @@ pub(crate) struct Port {
     /// packet, as most of a fat tree's do, then never reads its ring.
     pub(crate) head_start: SimTime,
     pub(crate) busy_until: SimTime,
+    /// Arrival time of the last packet put on the link (the link is FIFO).
+    pub(crate) last_at: SimTime,
+    pub(crate) delay: SimTime,
+    /// Host NIC: the bound of its timing noise in ns (`HostJitter`); 0 at switches.
+    pub(crate) jitter_ns: u64,
     /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
     pub(crate) from_host: bool,
     /// The link leads to a switch (which forwards what is not for it), not a host.
@@ -44,29 +55,21 @@ pub(crate) struct Port {
     pub(crate) lazy: bool,
     /// The link drops packets at random (`loss` > 0).
     pub(crate) lossy: bool,
-    /// Lazy port: how many entries `starts` holds, kept here so that a port with none waiting
-    /// behind its head does not read the line `starts` is in.
-    pub(crate) behind: u32,
-    /// Lazy port: arrival time of the last packet put on the link (the link is FIFO).
-    pub(crate) last_at: SimTime,
-    pub(crate) delay: SimTime,
     /// The link's rate, as the time of a byte on it.
     pub(crate) byte_time: ByteTime,
     pub(crate) busy_ns: u64,
     pub(crate) tx_bytes: u64,
     pub(crate) tx_packets: u64,
-    /// Host NIC: the bound of its timing noise in ns (`HostJitter`); 0 at switches.
-    pub(crate) jitter_ns: u64,
-    pub(crate) starts: VecDeque<(SimTime, u32)>,
-    pub(crate) queue: PortQueue,
     pub(crate) link_drops: u64,
     /// The probability that the link drops a packet (read only when `lossy`).
     pub(crate) loss: f64,
+    pub(crate) tx: Option<PoolId>,
+    pub(crate) starts: VecDeque<(SimTime, u32)>,
+    pub(crate) queue: PortQueue,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order; `wake` is the pending `TsqWake`, scheduled
     /// only while a socket of this host is throttled.
     pub(crate) tsq: VecDeque<TsqEntry>,
     pub(crate) wake: Option<SimTime>,
-    pub(crate) tx: Option<PoolId>,
     pub(crate) rng: Rng,
     /// fq ports: the pending watchdog.
     pub(crate) watchdog: Option<SimTime>,
@@ -87,6 +90,21 @@ impl Port {
 }
 
 impl<Q: EventQueue<Ev>> Core<Q> {
+    /// Put packet `id` on port `pi`'s link, to reach its far end at `at` (no earlier than the
+    /// packet before it): behind the link's tail, or, on an empty link, as its head with the
+    /// arrival scheduled.
+    #[inline(always)]
+    fn put_on_link(&mut self, pi: usize, id: PoolId, at: SimTime) {
+        let port = &mut self.ports[pi];
+        let tail = std::mem::replace(&mut port.link_tail, id);
+        self.pool.get_mut(id).link_next = LinkNext::NONE;
+        if tail == LinkNext::NONE.id {
+            self.q.schedule(at, Ev::Arrive(pi as u32, id));
+        } else {
+            self.pool.get_mut(tail).link_next = LinkNext { id, at };
+        }
+    }
+
     /// Pick the output port at `node` for packet `id` and queue it there: the next hop of its
     /// source route, or the route table's choice.
     pub(crate) fn forward(&mut self, node: NodeId, id: PoolId, now: SimTime) {
@@ -267,12 +285,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     }
                 }
             }
-            let port = &mut self.ports[pi];
-            if port.pipe.is_empty() {
-                self.q.schedule(at, Ev::Arrive(pi as u32, id));
-            }
-            port.pipe.push_back((at, id));
-            return;
+            return self.put_on_link(pi, id, at);
         }
     }
 
@@ -354,14 +367,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             if j > 0 {
                 // Host timing noise, drawn per packet; the link stays FIFO.
                 at += SimTime::from_ns(port.rng.next_u64() % j);
-                if let Some(&(last, _)) = port.pipe.back() {
-                    at = at.max(last);
-                }
+                // (An empty link's last packet arrived by now, before `at`.)
+                at = at.max(port.last_at);
             }
-            if port.pipe.is_empty() {
-                self.q.schedule(at, Ev::Arrive(pi as u32, id));
-            }
-            port.pipe.push_back((at, id));
+            port.last_at = at;
+            self.put_on_link(pi, id, at);
         }
         if !self.ports[pi].queue.is_empty() {
             self.start_tx(pi, now);
@@ -377,11 +387,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     }
 
     pub(crate) fn arrive(&mut self, pi: usize, id: PoolId, now: SimTime) {
+        // The packet names the one behind it on the link: its arrival is the link's next event.
+        let next = self.pool.get(id).link_next;
         let port = &mut self.ports[pi];
-        let head = port.pipe.pop_front().map(|(_, head)| head);
-        debug_assert_eq!(head, Some(id), "Arrive names the link's head packet");
-        if let Some(&(next, next_id)) = port.pipe.front() {
-            self.q.schedule(next, Ev::Arrive(pi as u32, next_id));
+        if next.id == LinkNext::NONE.id {
+            debug_assert_eq!(port.link_tail, id, "Arrive names the link's head packet");
+            port.link_tail = LinkNext::NONE.id;
+        } else {
+            self.q.schedule(next.at, Ev::Arrive(pi as u32, next.id));
         }
         let (node, port_to_switch) = (port.to, port.to_switch);
         if let Some(cap) = self.capture.as_deref_mut() {
@@ -473,19 +486,21 @@ mod layout_tests {
     #[test]
     fn a_port_is_laid_out_by_use() {
         crate::assert_cache_lines(&[
-            ("pipe", offset_of!(Port, pipe), 32, 0),
+            ("link_tail", offset_of!(Port, link_tail), 4, 0),
             ("to", offset_of!(Port, to), 4, 0),
+            ("head_size", offset_of!(Port, head_size), 4, 0),
+            ("behind", offset_of!(Port, behind), 4, 0),
             ("head_start", offset_of!(Port, head_start), 8, 0),
             ("busy_until", offset_of!(Port, busy_until), 8, 0),
+            ("last_at", offset_of!(Port, last_at), 8, 0),
+            ("delay", offset_of!(Port, delay), 8, 0),
+            ("jitter_ns", offset_of!(Port, jitter_ns), 8, 0),
             ("from_host", offset_of!(Port, from_host), 1, 0),
             ("to_switch", offset_of!(Port, to_switch), 1, 0),
             ("lazy", offset_of!(Port, lazy), 1, 0),
             ("lossy", offset_of!(Port, lossy), 1, 0),
-            ("behind", offset_of!(Port, behind), 4, 0),
-            ("last_at", offset_of!(Port, last_at), 8, 1),
             ("byte_time", offset_of!(Port, byte_time), 16, 1),
             ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
-            ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),
             ("starts", offset_of!(Port, starts), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
         ]);

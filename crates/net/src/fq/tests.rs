@@ -1,4 +1,5 @@
 use super::*;
+use crate::packet::LinkNext;
 use crate::topology::NodeId;
 use ccsim_tcp::{Segment, TcpFlags};
 
@@ -37,6 +38,7 @@ impl Bench {
             flow_hash: conn,
             path: Packet::NO_PATH,
             hop: 0,
+            link_next: LinkNext::NONE,
             payload: Payload::Tcp { conn, to_server: true, seg },
         });
         let pkt = *self.pool.get(id);
@@ -337,6 +339,7 @@ fn a_switch_ignores_departure_times() {
             flow_hash: 7,
             path: Packet::NO_PATH,
             hop: 0,
+            link_next: LinkNext::NONE,
             payload: Payload::Tcp { conn: 0, to_server: true, seg },
         };
         let id = b.pool.alloc(pkt);
@@ -357,6 +360,7 @@ fn sockets_are_flows_at_hosts_and_hashes_elsewhere() {
         flow_hash: hash,
         path: Packet::NO_PATH,
         hop: 0,
+        link_next: LinkNext::NONE,
         payload: Payload::Tcp { conn, to_server, seg: Segment { flags: TcpFlags(flags), ..seg } },
     };
     let ack = TcpFlags::ACK;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::packet::Payload;
+use crate::packet::{LinkNext, Payload};
 use crate::topology::NodeId;
 use std::mem::offset_of;
 
@@ -66,6 +66,7 @@ impl Bench {
             flow_hash: 0,
             path: Packet::NO_PATH,
             hop: 0,
+            link_next: LinkNext::NONE,
             payload: Payload::PingRequest { probe: 0, seq: self.tag, sent: self.now },
         });
         let res = self.q.enqueue(id, self.pool.get_mut(id), self.now, RATE, &mut self.rng);
