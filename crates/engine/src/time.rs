@@ -87,11 +87,23 @@ impl ByteTime {
     #[inline(always)]
     pub fn time(self, bytes: u32) -> SimTime {
         if self.ps != 0 {
-            // bytes * 8e9 / bps = bytes * ps / 1000 exactly; below 2^64 as both are below 2^32.
-            SimTime((bytes as u64 * self.ps).div_ceil(1000))
+            ByteTime::time_in_ps(self.ps as u32, bytes)
         } else {
             SimTime::tx_time(bytes as u64, self.bps)
         }
+    }
+
+    /// The byte time in picoseconds when it is a whole number of them (then
+    /// `time_in_ps(ps, bytes)` is `time(bytes)`), for a caller that keeps it in 4 bytes.
+    pub fn whole_ps(self) -> Option<u32> {
+        (self.ps != 0).then_some(self.ps as u32)
+    }
+
+    /// `time(bytes)` of a byte time of `ps` whole picoseconds (`whole_ps`).
+    #[inline(always)]
+    pub fn time_in_ps(ps: u32, bytes: u32) -> SimTime {
+        // bytes * 8e9 / bps = bytes * ps / 1000 exactly; below 2^64 as both are below 2^32.
+        SimTime((bytes as u64 * ps as u64).div_ceil(1000))
     }
 }
 
@@ -140,6 +152,9 @@ mod tests {
             let b = ByteTime::new(bps);
             for bytes in (0..70_000u32).chain([1 << 20, 1 << 31, u32::MAX]) {
                 assert_eq!(b.time(bytes), SimTime::tx_time(bytes as u64, bps), "{bytes} B at {bps} b/s");
+                if let Some(ps) = b.whole_ps() {
+                    assert_eq!(ByteTime::time_in_ps(ps, bytes), b.time(bytes), "{bytes} B at {bps} b/s");
+                }
             }
         }
         assert_ne!(ByteTime::new(10_000_000_000).ps, 0, "10 Gb/s takes the multiplication");

@@ -41,7 +41,7 @@ fn main() {
     let mut now = SimTime::ZERO;
     let offer = |q: &mut PortQueue, pool: &mut Pool<Packet>, rng: &mut Rng, now: SimTime| {
         let id = pool.alloc(pkt);
-        let r = q.enqueue_counted(pool.get_mut(id), now, 10_000_000_000, rng);
+        let r = q.enqueue_counted(pool.get_mut(id), now, || 10_000_000_000, rng);
         pool.free(id);
         r
     };

@@ -124,6 +124,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     behind: 0,
                     jitter_ns: if from_host { cfg.host_jitter.bound(l.rate_bps).ns() } else { 0 },
                     byte_time: ByteTime::new(l.rate_bps),
+                    byte_ps: ByteTime::new(l.rate_bps).whole_ps().unwrap_or(0),
                     delay: l.delay,
                     loss: l.loss,
                     lossy: l.loss > 0.0,

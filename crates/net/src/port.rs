@@ -15,11 +15,12 @@ use ccsim_engine::{ByteTime, EventQueue, PoolId, Rng, SimTime};
 use std::collections::VecDeque;
 
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
-/// line 0 holds what an arrival reads (the link's tail and where it leads), the port's kind,
-/// the departure times an arrival at the port checks and the link's delay and timing noise,
-/// line 1 the rest of what queueing a packet reads and counts, line 2 the departure ring (read
-/// only while two or more packets wait) and the queue's flags (read only on a drop), lines 3
-/// and 4 the queue's first class (its count, limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
+/// line 0 holds what an arrival reads (the link's tail and where it leads) and all a lazy
+/// switch port reads and counts for a packet it queues (the port's kind, the departure times,
+/// the link's delay and byte time, the time busy and the bytes sent), line 1 what a host's NIC
+/// adds (its timing noise) and what other ports use, line 2 the departure ring (read only
+/// while two or more packets wait) and the queue's flags (read only on a drop), lines 3 and 4
+/// the queue's first class (its count, limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
 /// first-level cache, and each line touched is a miss; these five have their addresses known at
 /// once, none behind a pointer.
 #[repr(C, align(64))]
@@ -41,11 +42,13 @@ pub(crate) struct Port {
     /// packet, as most of a fat tree's do, then never reads its ring.
     pub(crate) head_start: SimTime,
     pub(crate) busy_until: SimTime,
-    /// Arrival time of the last packet put on the link (the link is FIFO).
-    pub(crate) last_at: SimTime,
     pub(crate) delay: SimTime,
-    /// Host NIC: the bound of its timing noise in ns (`HostJitter`); 0 at switches.
-    pub(crate) jitter_ns: u64,
+    /// Time spent transmitting, and the bytes sent (headers and link-layer overhead included).
+    pub(crate) busy_ns: u64,
+    pub(crate) tx_bytes: u64,
+    /// The link's byte time in whole picoseconds (`ByteTime::whole_ps`), 0 when it is not one
+    /// (`byte_time` then times a packet).
+    pub(crate) byte_ps: u32,
     /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
     pub(crate) from_host: bool,
     /// The link leads to a switch (which forwards what is not for it), not a host.
@@ -57,8 +60,13 @@ pub(crate) struct Port {
     pub(crate) lossy: bool,
     /// The link's rate, as the time of a byte on it.
     pub(crate) byte_time: ByteTime,
-    pub(crate) busy_ns: u64,
-    pub(crate) tx_bytes: u64,
+    /// Host NIC: the bound of its timing noise in ns (`HostJitter`); 0 at switches (read only
+    /// at a host, `from_host`).
+    pub(crate) jitter_ns: u64,
+    /// With timing noise: arrival time of the last packet put on the link (the link stays FIFO).
+    pub(crate) last_at: SimTime,
+    /// Packets sent, counted by a port run with transmission events (a lazy port's are its
+    /// class's enqueued packets: `Port::tx_packets`).
     pub(crate) tx_packets: u64,
     pub(crate) link_drops: u64,
     /// The probability that the link drops a packet (read only when `lossy`).
@@ -76,6 +84,25 @@ pub(crate) struct Port {
 }
 
 impl Port {
+    /// Time to serialise `bytes` on the link.
+    #[inline(always)]
+    fn tx_time(&self, bytes: u32) -> SimTime {
+        if self.byte_ps != 0 {
+            ByteTime::time_in_ps(self.byte_ps, bytes)
+        } else {
+            self.byte_time.time(bytes)
+        }
+    }
+
+    /// Packets sent (a lazy port counts them once, as its class's enqueued packets).
+    pub(crate) fn tx_packets(&self) -> u64 {
+        if self.lazy {
+            self.queue.classes.first.stats.enqueued
+        } else {
+            self.tx_packets
+        }
+    }
+
     /// Lazy port: the head began its transmission; the next packet waiting becomes the head.
     #[inline(always)]
     fn next_head(&mut self) {
@@ -220,7 +247,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
-            if port.queue.enqueue_counted(pkt, now, port.byte_time.bps(), &mut port.rng) == EnqueueResult::Dropped {
+            let rate_bps = || port.byte_time.bps();
+            if port.queue.enqueue_counted(pkt, now, rate_bps, &mut port.rng) == EnqueueResult::Dropped {
                 return self.dropped_on_enqueue(pi, id);
             }
             if SHARED_BUFFERS {
@@ -232,7 +260,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let pkt = self.pool.get_mut(id);
             let size = pkt.size;
             let wire = size + self.cfg.l2_overhead;
-            let t = port.byte_time.time(wire);
+            let t = port.tx_time(wire);
             let start = now.max(port.busy_until);
             let end = start + t;
             port.busy_until = end;
@@ -244,7 +272,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             }
             port.busy_ns += t.ns();
             port.tx_bytes += wire as u64;
-            port.tx_packets += 1;
             if let Some(cap) = self.capture.as_deref_mut() {
                 cap.egress(pi, start, pkt, &self.conns, self.q.now());
             }
@@ -264,13 +291,12 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 return;
             }
             let mut at = end + port.delay;
-            let j = port.jitter_ns;
-            if j > 0 {
+            if port.from_host && port.jitter_ns > 0 {
                 // Host timing noise, drawn per packet; the link stays FIFO.
-                at += SimTime::from_ns(port.rng.next_u64() % j);
+                at += SimTime::from_ns(port.rng.next_u64() % port.jitter_ns);
                 at = at.max(port.last_at);
+                port.last_at = at;
             }
-            port.last_at = at;
             if !self.express.is_empty() && at <= self.horizon {
                 // The next port is fed by this link alone: queue the packet there now, as its
                 // arrival would at `at` (see `express_ports`).
@@ -324,7 +350,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn begin_tx(&mut self, pi: usize, id: PoolId, now: SimTime) {
         let port = &mut self.ports[pi];
         let size = self.pool.get(id).size + self.cfg.l2_overhead;
-        let t = port.byte_time.time(size);
+        let t = port.tx_time(size);
         port.tx = Some(id);
         port.busy_ns += t.ns();
         port.tx_bytes += size as u64;
@@ -369,8 +395,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 at += SimTime::from_ns(port.rng.next_u64() % j);
                 // (An empty link's last packet arrived by now, before `at`.)
                 at = at.max(port.last_at);
+                port.last_at = at;
             }
-            port.last_at = at;
             self.put_on_link(pi, id, at);
         }
         if !self.ports[pi].queue.is_empty() {
@@ -492,15 +518,17 @@ mod layout_tests {
             ("behind", offset_of!(Port, behind), 4, 0),
             ("head_start", offset_of!(Port, head_start), 8, 0),
             ("busy_until", offset_of!(Port, busy_until), 8, 0),
-            ("last_at", offset_of!(Port, last_at), 8, 0),
             ("delay", offset_of!(Port, delay), 8, 0),
-            ("jitter_ns", offset_of!(Port, jitter_ns), 8, 0),
+            ("busy_ns", offset_of!(Port, busy_ns), 8, 0),
+            ("tx_bytes", offset_of!(Port, tx_bytes), 8, 0),
+            ("byte_ps", offset_of!(Port, byte_ps), 4, 0),
             ("from_host", offset_of!(Port, from_host), 1, 0),
             ("to_switch", offset_of!(Port, to_switch), 1, 0),
             ("lazy", offset_of!(Port, lazy), 1, 0),
             ("lossy", offset_of!(Port, lossy), 1, 0),
             ("byte_time", offset_of!(Port, byte_time), 16, 1),
-            ("tx_packets", offset_of!(Port, tx_packets), 8, 1),
+            ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),
+            ("last_at", offset_of!(Port, last_at), 8, 1),
             ("starts", offset_of!(Port, starts), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
         ]);

@@ -203,7 +203,7 @@ fn step_mark(c: &mut Class, ecn: &mut Ecn, non_ect: NonEctPolicy) -> StepMark {
 /// Judge a packet arriving at class `c` against its limit and AQM (marking it CE where the AQM
 /// says so) and count it in.
 #[inline(always)]
-fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: u64, rng: &mut Rng) -> Admission {
+fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: impl FnOnce() -> u64, rng: &mut Rng) -> Admission {
     let size = pkt.size as u64;
     let occupancy = |unit: Unit, c: &Class, extra: u64, extra_bytes: u64| match unit {
         Unit::Packets => c.packets + extra,
@@ -224,7 +224,7 @@ fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: u64, rng: &mut
         Aqm::Step { .. } => {}
         Aqm::Red(red) => {
             let red = *red;
-            if red_enqueue(c, &red, pkt, now, rate_bps, rng) == EnqueueResult::Dropped {
+            if red_enqueue(c, &red, pkt, now, rate_bps(), rng) == EnqueueResult::Dropped {
                 c.stats.drops += 1;
                 return Admission::CongestionDrop;
             }
@@ -426,7 +426,7 @@ impl PortQueue {
     ) -> EnqueueResult {
         let ci = if self.classes.len() == 1 { 0 } else { self.dscp_map[(pkt.dscp & 63) as usize] as usize };
         let c = &mut self.classes[ci];
-        let admitted = admit(c, pkt, now, rate_bps, rng);
+        let admitted = admit(c, pkt, now, || rate_bps, rng);
         self.congestion_drop = admitted == Admission::CongestionDrop;
         if admitted != Admission::Queued {
             return EnqueueResult::Dropped;
@@ -437,9 +437,16 @@ impl PortQueue {
 
     /// `enqueue` at a lazy port (`supports_lazy`: one class, arrival-time AQM): the packet is
     /// counted, not kept, and leaves by `retire_head`. Reads and writes the first class alone,
-    /// and the queue's flags only on a drop (where `congestion_drop` is read).
+    /// and the queue's flags only on a drop (where `congestion_drop` is read); asks for the
+    /// link's rate only where RED needs it (a lazy port keeps it out of the line it reads).
     #[inline(always)]
-    pub fn enqueue_counted(&mut self, pkt: &mut Packet, now: SimTime, rate_bps: u64, rng: &mut Rng) -> EnqueueResult {
+    pub fn enqueue_counted(
+        &mut self,
+        pkt: &mut Packet,
+        now: SimTime,
+        rate_bps: impl FnOnce() -> u64,
+        rng: &mut Rng,
+    ) -> EnqueueResult {
         match admit(&mut self.classes.first, pkt, now, rate_bps, rng) {
             Admission::Queued => EnqueueResult::Queued,
             dropped => {

@@ -100,7 +100,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     pub(crate) fn port_counters(&self, p: PortId) -> PortCounters {
         let port = &self.ports[p.0 as usize];
-        PortCounters { tx_packets: port.tx_packets, tx_bytes: port.tx_bytes, link_drops: port.link_drops }
+        PortCounters { tx_packets: port.tx_packets(), tx_bytes: port.tx_bytes, link_drops: port.link_drops }
     }
 
     /// Fraction of `over` the port spent transmitting.
