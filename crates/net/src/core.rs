@@ -110,6 +110,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 let from_host = topo.kinds[from.0 as usize] == NodeKind::Host;
                 ports.push(Port {
                     tsq: VecDeque::new(),
+                    tsq_due: SimTime::MAX,
                     wake: None,
                     watchdog: None,
                     busy_until: SimTime::ZERO,

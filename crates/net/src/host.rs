@@ -49,11 +49,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// Lazy host NIC: return the TSQ budget of every transmission that ended by `now` to its
     /// socket (`tcp_wfree`); a socket that TSQ had stopped sends again (`tcp_tsq_handler`).
     pub(crate) fn settle_tsq(&mut self, pi: usize, now: SimTime) {
-        while let Some(&TsqEntry { end, conn: ci, side, bytes }) = self.ports[pi].tsq.front() {
-            if end > now {
-                break;
-            }
-            self.ports[pi].tsq.pop_front();
+        while let Some(TsqEntry { conn: ci, side, bytes, .. }) = self.ports[pi].pop_tsq_due(now) {
             let c = &mut self.conns[ci as usize];
             let ep = c.ep_mut(side);
             let throttled = ep.tsq_throttled();
@@ -102,7 +98,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     #[inline]
     pub(crate) fn settle_nic(&mut self, ci: usize, side: Side, now: SimTime) {
         if let Some(pi) = self.lazy_nic(ci, side) {
-            if self.ports[pi].tsq.front().is_some_and(|t| t.end <= now) {
+            if self.ports[pi].tsq_due <= now {
                 self.settle_tsq(pi, now);
             }
         }

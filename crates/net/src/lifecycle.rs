@@ -323,7 +323,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         // return budget to whatever connection takes the slot next).
         for pi in self.conns[ci].lazy_nic {
             if pi != u32::MAX {
-                self.ports[pi as usize].tsq.retain(|e| e.conn != ci as u32);
+                self.ports[pi as usize].drop_tsq_of(ci as u32);
             }
         }
         let c = &mut self.conns[ci];

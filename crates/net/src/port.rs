@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 /// line 0 holds what an arrival reads (the link's tail and where it leads) and all a lazy
 /// switch port reads and counts for a packet it queues (the port's kind, the departure times,
 /// the link's delay and byte time, the time busy and the bytes sent), line 1 what a host's NIC
-/// adds (its timing noise) and what other ports use, line 2 the departure ring (read only
+/// adds (its timing noise, when its next TSQ budget returns) and what other ports use, line 2 the departure ring (read only
 /// while two or more packets wait) and the queue's flags (read only on a drop), lines 3 and 4
 /// the queue's first class (its count, limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
 /// first-level cache, and each line touched is a miss; these five have their addresses known at
@@ -65,19 +65,23 @@ pub(crate) struct Port {
     pub(crate) jitter_ns: u64,
     /// With timing noise: arrival time of the last packet put on the link (the link stays FIFO).
     pub(crate) last_at: SimTime,
+    /// Lazy host NIC: when the first of `tsq` ends (`SimTime::MAX`: none), so that a segment
+    /// delivered to the host checks for budget to return without reading the ring.
+    pub(crate) tsq_due: SimTime,
     /// Packets sent, counted by a port run with transmission events (a lazy port's are its
     /// class's enqueued packets: `Port::tx_packets`).
     pub(crate) tx_packets: u64,
     pub(crate) link_drops: u64,
     /// The probability that the link drops a packet (read only when `lossy`).
     pub(crate) loss: f64,
-    pub(crate) tx: Option<PoolId>,
     pub(crate) starts: VecDeque<(SimTime, u32)>,
     pub(crate) queue: PortQueue,
-    /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order; `wake` is the pending `TsqWake`, scheduled
-    /// only while a socket of this host is throttled.
+    /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order
+    /// (`push_tsq`, `pop_tsq_due`); `wake` is the pending `TsqWake`, scheduled only while a
+    /// socket of this host is throttled.
     pub(crate) tsq: VecDeque<TsqEntry>,
     pub(crate) wake: Option<SimTime>,
+    pub(crate) tx: Option<PoolId>,
     pub(crate) rng: Rng,
     /// fq ports: the pending watchdog.
     pub(crate) watchdog: Option<SimTime>,
@@ -101,6 +105,33 @@ impl Port {
         } else {
             self.tx_packets
         }
+    }
+
+    /// Lazy host NIC: a transmission ending at `e.end` (no earlier than those before it) will
+    /// return TSQ budget.
+    #[inline(always)]
+    fn push_tsq(&mut self, e: TsqEntry) {
+        if self.tsq_due == SimTime::MAX {
+            self.tsq_due = e.end;
+        }
+        self.tsq.push_back(e);
+    }
+
+    /// Lazy host NIC: the first TSQ return, if its transmission ended by `now`.
+    #[inline(always)]
+    pub(crate) fn pop_tsq_due(&mut self, now: SimTime) -> Option<TsqEntry> {
+        if self.tsq_due > now {
+            return None;
+        }
+        let e = self.tsq.pop_front();
+        self.tsq_due = self.tsq.front().map_or(SimTime::MAX, |t| t.end);
+        e
+    }
+
+    /// Lazy host NIC: forget the TSQ returns of connection `conn` (released).
+    pub(crate) fn drop_tsq_of(&mut self, conn: u32) {
+        self.tsq.retain(|e| e.conn != conn);
+        self.tsq_due = self.tsq.front().map_or(SimTime::MAX, |t| t.end);
     }
 
     /// Lazy port: the head began its transmission; the next packet waiting becomes the head.
@@ -281,7 +312,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 if let Payload::Tcp { conn, to_server, ref seg } = pkt.payload {
                     if seg.len > 0 {
                         let bytes = (seg.len + seg.header_len()) as u64;
-                        port.tsq.push_back(TsqEntry { end, conn, side: Side::sender(to_server), bytes });
+                        port.push_tsq(TsqEntry { end, conn, side: Side::sender(to_server), bytes });
                     }
                 }
             }
@@ -529,6 +560,7 @@ mod layout_tests {
             ("byte_time", offset_of!(Port, byte_time), 16, 1),
             ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),
             ("last_at", offset_of!(Port, last_at), 8, 1),
+            ("tsq_due", offset_of!(Port, tsq_due), 8, 1),
             ("starts", offset_of!(Port, starts), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
         ]);
