@@ -9,7 +9,7 @@ use crate::gro::GroBuf;
 use crate::host::LocalDrop;
 use crate::lifecycle::{EphemeralPorts, FlowSink, Origin};
 use crate::packet::Packet;
-use crate::port::{express_ports, Port};
+use crate::port::{express_ports, LinkEnd, Port};
 use crate::queue::PortQueue;
 use crate::record::{FlowSample, Occupancy, PortSample};
 use crate::sim::{RunStats, SimConfig};
@@ -28,6 +28,8 @@ pub(crate) struct Core<Q> {
     pub(crate) q: Q,
     pub(crate) pool: Pool<Packet>,
     pub(crate) ports: Vec<Port>,
+    /// Per port: its link's far end and tail (what an arrival reads).
+    pub(crate) links: Vec<LinkEnd>,
     pub(crate) routes: Routes,
     /// Source routes: per connection and direction, the ports a segment leaves by, host NIC
     /// first, as the route table and the flow hash would pick them hop by hop.
@@ -120,7 +122,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     last_at: SimTime::ZERO,
                     to,
                     from_host,
-                    to_switch: topo.kinds[to.0 as usize] == NodeKind::Switch,
                     lazy: queue.supports_lazy(),
                     behind: 0,
                     jitter_ns: if from_host { cfg.host_jitter.bound(l.rate_bps).ns() } else { 0 },
@@ -131,7 +132,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     lossy: l.loss > 0.0,
                     queue,
                     tx: None,
-                    link_tail: crate::packet::LinkNext::NONE.id,
+                    admitted: 0,
+                    admitted_bytes: 0,
                     busy_ns: 0,
                     tx_bytes: 0,
                     tx_packets: 0,
@@ -140,6 +142,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 });
             }
         }
+        let links = ports
+            .iter()
+            .map(|p| LinkEnd {
+                tail: crate::packet::LinkNext::NONE.id,
+                to: p.to,
+                to_switch: topo.kinds[p.to.0 as usize] == NodeKind::Switch,
+            })
+            .collect();
         let switches = Switches::new(&topo);
         let (buffers, port_buffer) = shared_buffers(&cfg.shared_buffers, &switches, &ports);
         let mut host_nic = vec![u32::MAX; topo.num_nodes()];
@@ -167,6 +177,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             q: Q::default(),
             pool: Pool::new(),
             ports,
+            links,
             routes,
             paths: Vec::new(),
             express: Vec::new(),

@@ -44,7 +44,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             if self.prefetch_next {
                 if let Some(&Ev::Arrive(p, id)) = self.q.peek() {
                     prefetch(self.pool.get(id));
-                    prefetch(&self.ports[p as usize]);
+                    prefetch(&self.links[p as usize]);
                 }
             }
             match ev {

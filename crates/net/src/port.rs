@@ -7,29 +7,39 @@ use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::host::TsqEntry;
 use crate::packet::{LinkNext, Packet, Payload};
-use crate::queue::{Dequeued, EnqueueResult, PortQueue};
+use crate::queue::{Dequeued, EnqueueResult, PortQueue, QueueStats};
 use crate::route::next_hop;
 use crate::switch::Gate;
 use crate::topology::{NodeId, NodeKind, PortId};
 use ccsim_engine::{ByteTime, EventQueue, PoolId, Rng, SimTime};
 use std::collections::VecDeque;
 
+/// The far end of a port's link and the last packet put on it: all an arrival reads of the
+/// port, kept in a dense array beside the ports (12 bytes a link, so it stays in the cache)
+/// rather than in the port's lines, which queueing reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LinkEnd {
+    /// The last packet put on the link (`LinkNext::NONE.id` when the link is empty); the packets
+    /// on it are a list through their `link_next` fields, the head's arrival the port's pending
+    /// `Arrive` event.
+    pub(crate) tail: PoolId,
+    pub(crate) to: NodeId,
+    /// The link leads to a switch (which forwards what is not for it), not a host.
+    pub(crate) to_switch: bool,
+}
+
 /// A port: a queue and the link it feeds. Laid out by use (`repr(C)`, cache-line aligned):
-/// line 0 holds what an arrival reads (the link's tail and where it leads) and all a lazy
-/// switch port reads and counts for a packet it queues (the port's kind, the departure times,
-/// the link's delay and byte time, the time busy and the bytes sent), line 1 what a host's NIC
-/// adds (its timing noise, when its next TSQ budget returns) and what other ports use, line 2 the departure ring (read only
-/// while two or more packets wait) and the queue's flags (read only on a drop), lines 3 and 4
-/// the queue's first class (its count, limit and AQM; its counters); the rest after. A fat tree's thousand ports do not stay in the
-/// first-level cache, and each line touched is a miss; these five have their addresses known at
-/// once, none behind a pointer.
+/// line 0 holds all a lazy port reads and counts for a packet it queues (its kind, the
+/// departure times, the link's delay and byte time, the time busy, the packets and bytes
+/// admitted), line 1 what a host's NIC adds (its timing noise, when its next TSQ budget
+/// returns) and what ports run with transmission events count, line 2 the departure ring (read
+/// only while two or more packets wait) and the queue's flags (read only on a drop), lines 3
+/// and 4 the queue's first class (its count, limit and AQM; its counters, which a lazy port
+/// writes only on a mark or a drop); the rest after. A fat tree's thousand ports do not stay in
+/// the first-level cache, and each line touched is a miss; these have their addresses known at
+/// once, none behind a pointer. What an arrival reads is in `LinkEnd`.
 #[repr(C, align(64))]
 pub(crate) struct Port {
-    /// The last packet put on the link (`LinkNext::NONE.id` when the link is empty); the packets
-    /// on it are a list through their `behind` fields, the head's arrival the port's pending
-    /// `Arrive` event.
-    pub(crate) link_tail: PoolId,
-    pub(crate) to: NodeId,
     pub(crate) head_size: u32,
     /// Lazy port: how many entries `starts` holds, kept here so that a port with none waiting
     /// behind its head does not read the line `starts` is in.
@@ -43,16 +53,17 @@ pub(crate) struct Port {
     pub(crate) head_start: SimTime,
     pub(crate) busy_until: SimTime,
     pub(crate) delay: SimTime,
-    /// Time spent transmitting, and the bytes sent (headers and link-layer overhead included).
+    /// Time spent transmitting.
     pub(crate) busy_ns: u64,
-    pub(crate) tx_bytes: u64,
+    /// Lazy port: the packets its class admitted and their bytes (`Packet::size`), so far. Every
+    /// one is transmitted; the class's own counters of them follow (`Port::class_stats`).
+    pub(crate) admitted: u64,
+    pub(crate) admitted_bytes: u64,
     /// The link's byte time in whole picoseconds (`ByteTime::whole_ps`), 0 when it is not one
     /// (`byte_time` then times a packet).
     pub(crate) byte_ps: u32,
     /// The port is a host's NIC: transmissions complete TCP Small Queues accounting.
     pub(crate) from_host: bool,
-    /// The link leads to a switch (which forwards what is not for it), not a host.
-    pub(crate) to_switch: bool,
     /// Lazy port (the queue `supports_lazy`): packets are counted, not kept, and each one's
     /// transmission is computed when it is queued.
     pub(crate) lazy: bool,
@@ -68,14 +79,17 @@ pub(crate) struct Port {
     /// Lazy host NIC: when the first of `tsq` ends (`SimTime::MAX`: none), so that a segment
     /// delivered to the host checks for budget to return without reading the ring.
     pub(crate) tsq_due: SimTime,
-    /// Packets sent, counted by a port run with transmission events (a lazy port's are its
-    /// class's enqueued packets: `Port::tx_packets`).
+    /// A port run with transmission events: packets and bytes sent (headers and link-layer
+    /// overhead included). A lazy port's follow from `admitted` (`Port::tx_packets`, `tx_bytes`).
     pub(crate) tx_packets: u64,
+    pub(crate) tx_bytes: u64,
     pub(crate) link_drops: u64,
-    /// The probability that the link drops a packet (read only when `lossy`).
-    pub(crate) loss: f64,
     pub(crate) starts: VecDeque<(SimTime, u32)>,
     pub(crate) queue: PortQueue,
+    /// Where the link leads (as `LinkEnd::to`, for what is not an arrival).
+    pub(crate) to: NodeId,
+    /// The probability that the link drops a packet (read only when `lossy`).
+    pub(crate) loss: f64,
     /// Lazy host NIC: the transmissions that will return TCP Small Queues budget, in order
     /// (`push_tsq`, `pop_tsq_due`); `wake` is the pending `TsqWake`, scheduled only while a
     /// socket of this host is throttled.
@@ -98,13 +112,38 @@ impl Port {
         }
     }
 
-    /// Packets sent (a lazy port counts them once, as its class's enqueued packets).
+    /// Packets sent.
     pub(crate) fn tx_packets(&self) -> u64 {
         if self.lazy {
-            self.queue.classes.first.stats.enqueued
+            self.admitted
         } else {
             self.tx_packets
         }
+    }
+
+    /// Bytes sent, each packet with `l2_overhead` bytes of link-layer framing.
+    pub(crate) fn tx_bytes(&self, l2_overhead: u32) -> u64 {
+        if self.lazy {
+            self.admitted_bytes + l2_overhead as u64 * self.admitted
+        } else {
+            self.tx_bytes
+        }
+    }
+
+    /// Each class's name and counters. A lazy port's class counts only its marks and drops;
+    /// the packets it took and those that left follow from what the port admitted and what
+    /// still waits (exactly the counts the class would keep: each admitted packet leaves once,
+    /// by `retire_head`).
+    pub(crate) fn class_stats(&self) -> Vec<(String, QueueStats)> {
+        let mut all = self.queue.class_stats();
+        if self.lazy {
+            let c = &self.queue.classes.first;
+            let stats = &mut all[0].1;
+            stats.enqueued = self.admitted;
+            stats.dequeued = self.admitted - c.packets;
+            stats.bytes_dequeued = self.admitted_bytes - c.bytes;
+        }
+        all
     }
 
     /// Lazy host NIC: a transmission ending at `e.end` (no earlier than those before it) will
@@ -153,8 +192,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// arrival scheduled.
     #[inline(always)]
     fn put_on_link(&mut self, pi: usize, id: PoolId, at: SimTime) {
-        let port = &mut self.ports[pi];
-        let tail = std::mem::replace(&mut port.link_tail, id);
+        let tail = std::mem::replace(&mut self.links[pi].tail, id);
         self.pool.get_mut(id).link_next = LinkNext::NONE;
         if tail == LinkNext::NONE.id {
             self.q.schedule(at, Ev::Arrive(pi as u32, id));
@@ -302,7 +340,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 port.behind += 1;
             }
             port.busy_ns += t.ns();
-            port.tx_bytes += wire as u64;
+            port.admitted += 1;
+            port.admitted_bytes += size as u64;
             if let Some(cap) = self.capture.as_deref_mut() {
                 cap.egress(pi, start, pkt, &self.conns, self.q.now());
             }
@@ -332,7 +371,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 // The next port is fed by this link alone: queue the packet there now, as its
                 // arrival would at `at` (see `express_ports`).
                 let pkt = self.pool.get_mut(id);
-                if pkt.path != Packet::NO_PATH && self.ports[pi].to != pkt.dst {
+                if pkt.path != Packet::NO_PATH && self.links[pi].to != pkt.dst {
                     let next = self.paths[pkt.path as usize + pkt.hop as usize] as usize;
                     if self.express[next] == pi as u32 {
                         pkt.hop += 1;
@@ -446,14 +485,14 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     pub(crate) fn arrive(&mut self, pi: usize, id: PoolId, now: SimTime) {
         // The packet names the one behind it on the link: its arrival is the link's next event.
         let next = self.pool.get(id).link_next;
-        let port = &mut self.ports[pi];
+        let end = &mut self.links[pi];
         if next.id == LinkNext::NONE.id {
-            debug_assert_eq!(port.link_tail, id, "Arrive names the link's head packet");
-            port.link_tail = LinkNext::NONE.id;
+            debug_assert_eq!(end.tail, id, "Arrive names the link's head packet");
+            end.tail = LinkNext::NONE.id;
         } else {
             self.q.schedule(next.at, Ev::Arrive(pi as u32, next.id));
         }
-        let (node, port_to_switch) = (port.to, port.to_switch);
+        let (node, port_to_switch) = (end.to, end.to_switch);
         if let Some(cap) = self.capture.as_deref_mut() {
             cap.ingress(pi, self.pool.get(id), &self.conns, now);
         }
@@ -543,18 +582,16 @@ mod layout_tests {
     #[test]
     fn a_port_is_laid_out_by_use() {
         crate::assert_cache_lines(&[
-            ("link_tail", offset_of!(Port, link_tail), 4, 0),
-            ("to", offset_of!(Port, to), 4, 0),
             ("head_size", offset_of!(Port, head_size), 4, 0),
             ("behind", offset_of!(Port, behind), 4, 0),
             ("head_start", offset_of!(Port, head_start), 8, 0),
             ("busy_until", offset_of!(Port, busy_until), 8, 0),
             ("delay", offset_of!(Port, delay), 8, 0),
             ("busy_ns", offset_of!(Port, busy_ns), 8, 0),
-            ("tx_bytes", offset_of!(Port, tx_bytes), 8, 0),
+            ("admitted", offset_of!(Port, admitted), 8, 0),
+            ("admitted_bytes", offset_of!(Port, admitted_bytes), 8, 0),
             ("byte_ps", offset_of!(Port, byte_ps), 4, 0),
             ("from_host", offset_of!(Port, from_host), 1, 0),
-            ("to_switch", offset_of!(Port, to_switch), 1, 0),
             ("lazy", offset_of!(Port, lazy), 1, 0),
             ("lossy", offset_of!(Port, lossy), 1, 0),
             ("byte_time", offset_of!(Port, byte_time), 16, 1),

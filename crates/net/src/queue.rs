@@ -201,7 +201,8 @@ fn step_mark(c: &mut Class, ecn: &mut Ecn, non_ect: NonEctPolicy) -> StepMark {
 }
 
 /// Judge a packet arriving at class `c` against its limit and AQM (marking it CE where the AQM
-/// says so) and count it in.
+/// says so) and count it in the packets and bytes waiting (the caller counts it as enqueued:
+/// a lazy port in its own line, `Port::admitted`).
 #[inline(always)]
 fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: impl FnOnce() -> u64, rng: &mut Rng) -> Admission {
     let size = pkt.size as u64;
@@ -232,7 +233,6 @@ fn admit(c: &mut Class, pkt: &mut Packet, now: SimTime, rate_bps: impl FnOnce() 
     }
     c.packets += 1;
     c.bytes += size;
-    c.stats.enqueued += 1;
     Admission::Queued
 }
 
@@ -371,15 +371,17 @@ impl PortQueue {
         }
     }
 
-    /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`.
+    /// Lazy departure: the head packet (`size` bytes) began its transmission at `start`. Only
+    /// the count and bytes waiting change (the packets that left follow from those the port
+    /// admitted, `Port::class_stats`), and when the queue empties RED notes since when it is
+    /// idle (no other AQM reads it): the class's second line is left alone.
+    #[inline(always)]
     pub fn retire_head(&mut self, start: SimTime, size: u32) {
-        let c = &mut self.classes[0];
+        let c = &mut self.classes.first;
         if c.packets > 0 {
             c.packets -= 1;
             c.bytes -= size as u64;
-            c.stats.dequeued += 1;
-            c.stats.bytes_dequeued += size as u64;
-            if c.packets == 0 {
+            if c.packets == 0 && matches!(c.aqm, Aqm::Red(_)) {
                 c.red.idle_since = Some(start);
             }
         }
@@ -431,12 +433,14 @@ impl PortQueue {
         if admitted != Admission::Queued {
             return EnqueueResult::Dropped;
         }
+        c.stats.enqueued += 1;
         c.fifo.push_back(id);
         EnqueueResult::Queued
     }
 
     /// `enqueue` at a lazy port (`supports_lazy`: one class, arrival-time AQM): the packet is
-    /// counted, not kept, and leaves by `retire_head`. Reads and writes the first class alone,
+    /// counted in what waits, not kept (the port counts it admitted), and leaves by
+    /// `retire_head`. Reads and writes the first class alone,
     /// and the queue's flags only on a drop (where `congestion_drop` is read); asks for the
     /// link's rate only where RED needs it (a lazy port keeps it out of the line it reads).
     #[inline(always)]

@@ -100,7 +100,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     pub(crate) fn port_counters(&self, p: PortId) -> PortCounters {
         let port = &self.ports[p.0 as usize];
-        PortCounters { tx_packets: port.tx_packets(), tx_bytes: port.tx_bytes, link_drops: port.link_drops }
+        PortCounters {
+            tx_packets: port.tx_packets(),
+            tx_bytes: port.tx_bytes(self.cfg.l2_overhead),
+            link_drops: port.link_drops,
+        }
     }
 
     /// Fraction of `over` the port spent transmitting.
@@ -131,12 +135,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     port: p,
                     occupancy,
                     series,
-                    classes: port
-                        .queue
-                        .class_stats()
-                        .into_iter()
-                        .map(|(name, stats)| ClassRecord { name, stats })
-                        .collect(),
+                    classes: port.class_stats().into_iter().map(|(name, stats)| ClassRecord { name, stats }).collect(),
                     tx: self.port_counters(p),
                     utilisation: self.port_utilisation(p, duration),
                 }
