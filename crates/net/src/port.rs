@@ -79,8 +79,9 @@ pub(crate) struct Port {
     /// Lazy host NIC: when the first of `tsq` ends (`SimTime::MAX`: none), so that a segment
     /// delivered to the host checks for budget to return without reading the ring.
     pub(crate) tsq_due: SimTime,
-    /// A port run with transmission events: packets and bytes sent (headers and link-layer
-    /// overhead included). A lazy port's follow from `admitted` (`Port::tx_packets`, `tx_bytes`).
+    /// A port run with transmission events: packets and bytes whose transmission began (headers
+    /// and link-layer overhead included). A lazy port's follow from `admitted` and what waits
+    /// (`Port::tx_packets`, `tx_bytes`).
     pub(crate) tx_packets: u64,
     pub(crate) tx_bytes: u64,
     pub(crate) link_drops: u64,
@@ -112,19 +113,23 @@ impl Port {
         }
     }
 
-    /// Packets sent.
+    /// Packets whose transmission has begun. A lazy port books a packet's transmission when it
+    /// queues it; those still waiting (settled to the time the run stands at) are not counted,
+    /// as a port run with transmission events has not begun them either.
     pub(crate) fn tx_packets(&self) -> u64 {
         if self.lazy {
-            self.admitted
+            self.admitted - self.queue.classes.first.packets
         } else {
             self.tx_packets
         }
     }
 
-    /// Bytes sent, each packet with `l2_overhead` bytes of link-layer framing.
+    /// Bytes of the packets whose transmission has begun (`tx_packets`), each with
+    /// `l2_overhead` bytes of link-layer framing.
     pub(crate) fn tx_bytes(&self, l2_overhead: u32) -> u64 {
         if self.lazy {
-            self.admitted_bytes + l2_overhead as u64 * self.admitted
+            let c = &self.queue.classes.first;
+            (self.admitted_bytes - c.bytes) + l2_overhead as u64 * (self.admitted - c.packets)
         } else {
             self.tx_bytes
         }
