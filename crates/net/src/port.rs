@@ -49,7 +49,8 @@ pub(crate) struct Port {
     /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
     /// waiting, `busy_until` the end of the last transmission. The first waits in the port
     /// itself (`head_start` = `SimTime::MAX` when none): a port that rarely holds more than one
-    /// packet, as most of a fat tree's do, then never reads its ring.
+    /// packet, as most of a fat tree's do, then never reads its ring. A port run with
+    /// transmission events keeps `busy_until` too: the end of its current transmission.
     pub(crate) head_start: SimTime,
     pub(crate) busy_until: SimTime,
     pub(crate) delay: SimTime,
@@ -427,6 +428,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let size = self.pool.get(id).size + self.cfg.l2_overhead;
         let t = port.tx_time(size);
         port.tx = Some(id);
+        port.busy_until = now + t;
         port.busy_ns += t.ns();
         port.tx_bytes += size as u64;
         port.tx_packets += 1;

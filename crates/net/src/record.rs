@@ -113,8 +113,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             return 0.0;
         }
         let port = &self.ports[p.0 as usize];
-        // A lazy port has already booked the transmissions of its backlog beyond the end.
-        let booked_beyond = if port.lazy { port.busy_until.saturating_sub(over).ns() } else { 0 };
+        // Time booked beyond the end: the rest of the transmission under way, and a lazy port's
+        // backlog (whose transmissions it booked when it queued them).
+        let booked_beyond = port.busy_until.saturating_sub(over).ns();
         port.busy_ns.saturating_sub(booked_beyond) as f64 / over.ns() as f64
     }
 

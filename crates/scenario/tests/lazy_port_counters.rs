@@ -56,6 +56,8 @@ fn a_lazy_port_derives_the_counters_a_per_packet_port_keeps() {
     // Transmissions begun: the packets still waiting at the end are not sent (a lazy port has
     // booked them).
     assert_eq!(l.tx, e.tx, "port counters");
+    // The time spent transmitting, up to the end (not the rest of the transmission under way).
+    assert_eq!(l.utilisation, e.utilisation, "utilisation");
     let s = l.classes[0].stats;
     assert!(s.drops > 0 && s.marks > 0, "the run exercises drops and marks: {s:?}");
     assert!(s.enqueued > s.dequeued && s.dequeued > 0, "packets still wait at the end: {s:?}");
