@@ -118,7 +118,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     busy_until: SimTime::ZERO,
                     head_start: SimTime::MAX,
                     head_size: 0,
-                    starts: VecDeque::new(),
+                    sizes: VecDeque::new(),
                     last_at: SimTime::ZERO,
                     to,
                     from_host,

@@ -41,16 +41,18 @@ pub(crate) struct LinkEnd {
 #[repr(C, align(64))]
 pub(crate) struct Port {
     pub(crate) head_size: u32,
-    /// Lazy port: how many entries `starts` holds, kept here so that a port with none waiting
-    /// behind its head does not read the line `starts` is in.
+    /// Lazy port: how many entries `sizes` holds, kept here so that a port with none waiting
+    /// behind its head does not read the line `sizes` is in.
     pub(crate) behind: u32,
     /// Lazy port (`lazy`: one class with arrival-time AQM): each packet's transmission
     /// start and end are computed when it is queued, so the port needs no `TxDone` events;
-    /// (`head_start`, `head_size`) and then `starts` hold (start, size) of the packets still
-    /// waiting, `busy_until` the end of the last transmission. The first waits in the port
-    /// itself (`head_start` = `SimTime::MAX` when none): a port that rarely holds more than one
-    /// packet, as most of a fat tree's do, then never reads its ring. A port run with
-    /// transmission events keeps `busy_until` too: the end of its current transmission.
+    /// (`head_start`, `head_size`) are the start and size of the first packet still waiting,
+    /// `sizes` the sizes of those behind it, `busy_until` the end of the last transmission.
+    /// The first waits in the port itself (`head_start` = `SimTime::MAX` when none): a port that
+    /// rarely holds more than one packet, as most of a fat tree's do, then never reads its ring.
+    /// A packet queued behind another starts when the one before it ends, so the ring needs
+    /// only the sizes (four bytes a packet: a line holds sixteen). A port run with transmission
+    /// events keeps `busy_until` too: the end of its current transmission.
     pub(crate) head_start: SimTime,
     pub(crate) busy_until: SimTime,
     pub(crate) delay: SimTime,
@@ -86,7 +88,7 @@ pub(crate) struct Port {
     pub(crate) tx_packets: u64,
     pub(crate) tx_bytes: u64,
     pub(crate) link_drops: u64,
-    pub(crate) starts: VecDeque<(SimTime, u32)>,
+    pub(crate) sizes: VecDeque<u32>,
     pub(crate) queue: PortQueue,
     /// Where the link leads (as `LinkEnd::to`, for what is not an arrival).
     pub(crate) to: NodeId,
@@ -179,15 +181,18 @@ impl Port {
         self.tsq_due = self.tsq.front().map_or(SimTime::MAX, |t| t.end);
     }
 
-    /// Lazy port: the head began its transmission; the next packet waiting becomes the head.
+    /// Lazy port: the head began its transmission; the next packet waiting becomes the head,
+    /// starting when the head's transmission ends (the link-layer overhead `l2_overhead` on top
+    /// of each packet's size, as when it was queued).
     #[inline(always)]
-    fn next_head(&mut self) {
-        debug_assert_eq!(self.behind as usize, self.starts.len());
+    fn next_head(&mut self, l2_overhead: u32) {
+        debug_assert_eq!(self.behind as usize, self.sizes.len());
         (self.head_start, self.head_size) = if self.behind == 0 {
             (SimTime::MAX, 0)
         } else {
             self.behind -= 1;
-            self.starts.pop_front().expect("`behind` counts `starts`")
+            let size = self.sizes.pop_front().expect("`behind` counts `sizes`");
+            (self.head_start + self.tx_time(self.head_size + l2_overhead), size)
         };
     }
 }
@@ -273,10 +278,11 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if !self.port_buffer.is_empty() && self.port_buffer[pi].buffer != u32::MAX {
             return self.settle_shared(pi, now);
         }
+        let l2_overhead = self.cfg.l2_overhead;
         let port = &mut self.ports[pi];
         while port.head_start <= now {
             port.queue.retire_head(port.head_start, port.head_size);
-            port.next_head();
+            port.next_head(l2_overhead);
         }
     }
 
@@ -285,6 +291,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     #[inline(never)]
     fn settle_shared(&mut self, pi: usize, now: SimTime) {
         let pb = self.port_buffer[pi];
+        let l2_overhead = self.cfg.l2_overhead;
         let port = &mut self.ports[pi];
         let buf = &mut self.buffers[pb.buffer as usize].buf;
         while port.head_start <= now {
@@ -292,7 +299,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 buf.remove(pb.first_queue as usize, port.head_size);
             }
             port.queue.retire_head(port.head_start, port.head_size);
-            port.next_head();
+            port.next_head(l2_overhead);
         }
     }
 
@@ -336,13 +343,16 @@ impl<Q: EventQueue<Ev>> Core<Q> {
             let size = pkt.size;
             let wire = size + self.cfg.l2_overhead;
             let t = port.tx_time(wire);
-            let start = now.max(port.busy_until);
+            let busy_before = port.busy_until;
+            let start = now.max(busy_before);
             let end = start + t;
             port.busy_until = end;
             if port.head_start == SimTime::MAX {
                 (port.head_start, port.head_size) = (start, size);
             } else {
-                port.starts.push_back((start, size));
+                // (It starts when the packet before it ends: `next_head` computes it again.)
+                debug_assert_eq!(start, busy_before);
+                port.sizes.push_back(size);
                 port.behind += 1;
             }
             port.busy_ns += t.ns();
@@ -605,7 +615,7 @@ mod layout_tests {
             ("jitter_ns", offset_of!(Port, jitter_ns), 8, 1),
             ("last_at", offset_of!(Port, last_at), 8, 1),
             ("tsq_due", offset_of!(Port, tsq_due), 8, 1),
-            ("starts", offset_of!(Port, starts), 32, 2),
+            ("sizes", offset_of!(Port, sizes), 32, 2),
             ("queue", offset_of!(Port, queue), 32, 2),
         ]);
         // The first class, as `a_class_is_laid_out_by_use` lays it out, from the start of line 3.
