@@ -162,6 +162,15 @@ impl<E: Copy> HeapQueue<E> {
     pub fn peek(&self) -> Option<&E> {
         self.next().map(|e| &e.event)
     }
+    /// The heap does not look past its next event (`None` but for `n` = 0).
+    #[inline]
+    pub fn peek_ahead(&self, n: usize) -> Option<&E> {
+        if n == 0 {
+            self.peek()
+        } else {
+            None
+        }
+    }
     pub fn peek_time(&self) -> Option<SimTime> {
         self.next().map(|e| SimTime(e.time))
     }
@@ -205,6 +214,9 @@ pub trait EventQueue<E: Copy>: Default {
     /// The next event, without taking it. May answer `None` while events are pending when
     /// finding it would cost more than a prefetch saves (the wheel looks only near `now`).
     fn peek(&self) -> Option<&E>;
+    /// The event `n` places after the next one (`peek_ahead(0)` is `peek`), when it is as cheap
+    /// to find as the next (else `None`): for a look further ahead than `peek`.
+    fn peek_ahead(&self, n: usize) -> Option<&E>;
     /// Advance the clock without an event (used at the end of a run).
     fn advance_to(&mut self, t: SimTime);
     /// Number of events processed so far.
@@ -229,6 +241,10 @@ macro_rules! event_queue_impl {
             #[inline(always)]
             fn peek(&self) -> Option<&E> {
                 $t::peek(self)
+            }
+            #[inline(always)]
+            fn peek_ahead(&self, n: usize) -> Option<&E> {
+                $t::peek_ahead(self, n)
             }
             #[inline(always)]
             fn advance_to(&mut self, t: SimTime) {

@@ -41,6 +41,7 @@ struct Entry<E> {
 /// Each event is moved at most once per level; finding the next slot is a bitmap scan; taking
 /// an event reads the next entry of one array, which the hardware brings in ahead (a list of
 /// nodes, as the wheel first kept, cost a miss per event in a large network).
+#[derive(Clone)]
 pub struct WheelQueue<E> {
     /// Level 0, latest first: the next event is the last.
     run: Vec<Entry<E>>,
@@ -343,6 +344,13 @@ impl<E: Copy> WheelQueue<E> {
         self.run.last().map(|e| &e.event)
     }
 
+    /// The event `n` places after the next one, if the current window holds it (`None`
+    /// otherwise).
+    #[inline]
+    pub fn peek_ahead(&self, n: usize) -> Option<&E> {
+        self.run.len().checked_sub(n + 1).map(|i| &self.run[i].event)
+    }
+
     /// The time of the next event.
     pub fn peek_time(&self) -> Option<SimTime> {
         if let Some(e) = self.run.last() {
@@ -430,6 +438,33 @@ mod tests {
             assert!(w.is_empty());
             assert_eq!(w.events_processed(), h.events_processed());
         }
+    }
+
+    #[test]
+    fn peek_ahead_names_the_events_that_follow_in_order() {
+        // Whatever `peek_ahead(n)` answers is the event popped n places after the next one.
+        let mut q = WheelQueue::new();
+        let mut rng = crate::Rng::new(9, 0);
+        for i in 0..5000u64 {
+            q.schedule(SimTime(rng.next_u64() % 20_000), i);
+        }
+        let (mut seen, mut named) = (0, 0);
+        while !q.is_empty() {
+            assert_eq!(q.peek_ahead(0), q.peek());
+            let ahead: Vec<Option<u64>> = (0..4).map(|n| q.peek_ahead(n).copied()).collect();
+            let mut copy = q.clone();
+            for want in ahead {
+                let got = copy.pop_until(SimTime::MAX).map(|e| e.1);
+                if let Some(w) = want {
+                    assert_eq!(got, Some(w));
+                    named += 1;
+                }
+            }
+            q.pop_until(SimTime::MAX);
+            seen += 1;
+        }
+        assert_eq!(seen, 5000);
+        assert!(named > 3 * 5000, "the wheel looks ahead most of the time ({named} of {})", 4 * 5000);
     }
 
     /// Room kept by the slots and the spare arrays, in entries.
