@@ -105,6 +105,12 @@ pub(crate) struct Port {
     pub(crate) watchdog: Option<SimTime>,
 }
 
+/// What a lazy port has sent: packets whose transmission began, and their bytes.
+struct Sent {
+    packets: u64,
+    bytes: u64,
+}
+
 impl Port {
     /// Time to serialise `bytes` on the link.
     #[inline(always)]
@@ -116,12 +122,20 @@ impl Port {
         }
     }
 
-    /// Packets whose transmission has begun. A lazy port books a packet's transmission when it
-    /// queues it; those still waiting (settled to the time the run stands at) are not counted,
-    /// as a port run with transmission events has not begun them either.
+    /// Lazy port: the packets, and their bytes (`Packet::size`), whose transmission has begun.
+    /// A lazy port books a packet's transmission when it queues it; those still waiting
+    /// (settled to the time the run stands at) have not begun, as at a port run with
+    /// transmission events. Each admitted packet leaves once, by `retire_head`, so these are
+    /// exactly what the class would count as dequeued.
+    fn lazy_sent(&self) -> Sent {
+        let c = &self.queue.classes.first;
+        Sent { packets: self.admitted - c.packets, bytes: self.admitted_bytes - c.bytes }
+    }
+
+    /// Packets whose transmission has begun.
     pub(crate) fn tx_packets(&self) -> u64 {
         if self.lazy {
-            self.admitted - self.queue.classes.first.packets
+            self.lazy_sent().packets
         } else {
             self.tx_packets
         }
@@ -131,8 +145,8 @@ impl Port {
     /// `l2_overhead` bytes of link-layer framing.
     pub(crate) fn tx_bytes(&self, l2_overhead: u32) -> u64 {
         if self.lazy {
-            let c = &self.queue.classes.first;
-            (self.admitted_bytes - c.bytes) + l2_overhead as u64 * (self.admitted - c.packets)
+            let sent = self.lazy_sent();
+            sent.bytes + l2_overhead as u64 * sent.packets
         } else {
             self.tx_bytes
         }
@@ -140,16 +154,15 @@ impl Port {
 
     /// Each class's name and counters. A lazy port's class counts only its marks and drops;
     /// the packets it took and those that left follow from what the port admitted and what
-    /// still waits (exactly the counts the class would keep: each admitted packet leaves once,
-    /// by `retire_head`).
+    /// still waits (`lazy_sent`).
     pub(crate) fn class_stats(&self) -> Vec<(String, QueueStats)> {
         let mut all = self.queue.class_stats();
         if self.lazy {
-            let c = &self.queue.classes.first;
+            let sent = self.lazy_sent();
             let stats = &mut all[0].1;
             stats.enqueued = self.admitted;
-            stats.dequeued = self.admitted - c.packets;
-            stats.bytes_dequeued = self.admitted_bytes - c.bytes;
+            stats.dequeued = sent.packets;
+            stats.bytes_dequeued = sent.bytes;
         }
         all
     }
