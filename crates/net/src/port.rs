@@ -32,12 +32,12 @@ pub(crate) struct LinkEnd {
 /// line 0 holds all a lazy port reads and counts for a packet it queues (its kind, the
 /// departure times, the link's delay and byte time, the time busy, the packets and bytes
 /// admitted), line 1 what a host's NIC adds (its timing noise, when its next TSQ budget
-/// returns) and what ports run with transmission events count, line 2 the ring of waiting sizes (read
-/// only while two or more packets wait) and the queue's flags (read only on a drop), lines 3
-/// and 4 the queue's first class (its count, limit and AQM; its counters, which a lazy port
-/// writes only on a mark or a drop); the rest after. A fat tree's thousand ports do not stay in
-/// the first-level cache, and each line touched is a miss; these have their addresses known at
-/// once, none behind a pointer. What an arrival reads is in `LinkEnd`.
+/// returns) and what ports run with transmission events count, line 2 the ring of waiting
+/// sizes (read only while two or more packets wait) and the queue's flags (read only on a
+/// drop), lines 3 and 4 the queue's first class (its count, limit and AQM; its counters,
+/// which a lazy port writes only on a mark or a drop); the rest after. A fat tree's thousand
+/// ports do not stay in the first-level cache, and each line touched is a miss; these have
+/// their addresses known at once, none behind a pointer. What an arrival reads is in `LinkEnd`.
 #[repr(C, align(64))]
 pub(crate) struct Port {
     pub(crate) head_size: u32,
