@@ -4,7 +4,7 @@
 
 use crate::conn::Side;
 use crate::core::Core;
-use crate::packet::Packet;
+use crate::route::route_next;
 use crate::sim::RunStats;
 use ccsim_engine::{EventQueue, PoolId, SimTime};
 
@@ -100,8 +100,10 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     fn prefetch_next_port(&self, p: usize, id: PoolId) {
         let end = &self.links[p];
         let pkt = self.pool.get(id);
-        if end.to_switch && pkt.dst != end.to && pkt.path != Packet::NO_PATH {
-            let np = self.paths[pkt.path as usize + pkt.hop as usize] as usize;
+        if !end.to_switch || pkt.dst == end.to {
+            return;
+        }
+        if let Some(np) = route_next(&self.paths, pkt) {
             let port = &self.ports[np];
             prefetch(port);
             prefetch(&port.queue.classes.first);

@@ -6,9 +6,9 @@ use crate::conn::{Conn, Side};
 use crate::core::Core;
 use crate::event_loop::Ev;
 use crate::host::TsqEntry;
-use crate::packet::{LinkNext, Packet, Payload};
+use crate::packet::{LinkNext, Payload};
 use crate::queue::{Dequeued, EnqueueResult, PortQueue, QueueStats};
-use crate::route::next_hop;
+use crate::route::{next_hop, route_next};
 use crate::switch::Gate;
 use crate::topology::{NodeId, NodeKind, PortId};
 use ccsim_engine::{ByteTime, EventQueue, PoolId, Rng, SimTime};
@@ -229,10 +229,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// source route, or the route table's choice.
     pub(crate) fn forward(&mut self, node: NodeId, id: PoolId, now: SimTime) {
         let p = self.pool.get_mut(id);
-        if p.path != Packet::NO_PATH {
-            let port = self.paths[p.path as usize + p.hop as usize];
+        if let Some(port) = route_next(&self.paths, p) {
             p.hop += 1;
-            return self.enqueue(port as usize, id, now);
+            return self.enqueue(port, id, now);
         }
         let (dst, hash) = (p.dst, p.flow_hash);
         match next_hop(&self.routes, node, dst, hash) {
@@ -400,9 +399,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 // The next port is fed by this link alone: queue the packet there now, as its
                 // arrival would at `at` (see `express_ports`).
                 let pkt = self.pool.get_mut(id);
-                if pkt.path != Packet::NO_PATH && self.links[pi].to != pkt.dst {
-                    let next = self.paths[pkt.path as usize + pkt.hop as usize] as usize;
-                    if self.express[next] == pi as u32 {
+                if self.links[pi].to != pkt.dst {
+                    if let Some(next) = route_next(&self.paths, pkt).filter(|&n| self.express[n] == pi as u32) {
                         pkt.hop += 1;
                         pi = next;
                         now = at;

@@ -1,7 +1,15 @@
 //! Routing a packet: the next hop by route table and flow hash (ECMP), and a flow's source route
 //! traced once through the same choices.
 
+use crate::packet::Packet;
 use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology};
+
+/// The port a source-routed packet leaves its current node by: the entry of its route in
+/// `paths` for the hops it has taken (None: the packet has no source route).
+#[inline(always)]
+pub(crate) fn route_next(paths: &[u32], pkt: &Packet) -> Option<usize> {
+    (pkt.path != Packet::NO_PATH).then(|| paths[pkt.path as usize + pkt.hop as usize] as usize)
+}
 
 /// The port `node` sends a packet for `dst` by: the only next hop, or among equal-cost ones the
 /// one the flow's hash picks (ECMP; hashed with the node so that stages choose independently).
