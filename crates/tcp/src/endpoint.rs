@@ -569,8 +569,9 @@ impl Endpoint {
     /// the next write) use the socket's own setting.
     pub fn send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) {
         self.set_now(now);
-        // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to); the
-        // first skb of an empty write queue starts the busy chrono (tcp_add_write_queue_tail).
+        self.rate_check_app_limited(); // tcp_sendmsg_locked, before it takes the data
+                                       // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to); the
+                                       // first skb of an empty write queue starts the busy chrono (tcp_add_write_queue_tail).
         if self.unsent == 0 {
             self.nonagle &= !NAGLE_PUSH;
             if bytes > 0 {
@@ -636,6 +637,7 @@ impl Endpoint {
             return bytes;
         };
         self.set_now(now);
+        self.rate_check_app_limited();
         let goal = self.size_goal();
         self.tail_skb_len = self.tail_skb_len.min(self.unsent);
         if self.eor_marks.back() == Some(&self.write_seq) {
@@ -708,6 +710,7 @@ impl Endpoint {
     /// close is marked EOR, so no later write is ever sent in the same segment.
     pub fn write_eor(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         self.set_now(now);
+        self.rate_check_app_limited();
         if self.unsent == 0 && bytes > 0 {
             self.nonagle &= !NAGLE_PUSH;
             self.chrono_start(CHRONO_BUSY);
@@ -725,8 +728,9 @@ impl Endpoint {
     /// An endless bulk source (iperf-like): the send buffer never runs dry.
     pub fn write_forever(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         self.set_now(now);
-        // Its first skb on an empty write queue starts the busy chrono, as any write's does
-        // (tcp_add_write_queue_tail); the chrono only feeds tcp_info.
+        self.rate_check_app_limited(); // its first write's
+                                       // Its first skb on an empty write queue starts the busy chrono, as any write's does
+                                       // (tcp_add_write_queue_tail); the chrono only feeds tcp_info.
         if self.unsent == 0 {
             self.chrono_start(CHRONO_BUSY);
         }

@@ -11,9 +11,18 @@ const TCP_LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
 
 impl Endpoint {
     /// `tcp_push_pending_frames` → `tcp_write_xmit`: send new data as cwnd, rwnd, Nagle and
-    /// pacing allow.
+    /// pacing allow. Only with a send head (unsent data, or a FIN not yet sent): with none,
+    /// `tcp_write_xmit` does not run (a receiver's ACK of data, a drained sender's ACK).
     pub(crate) fn push_pending_frames(&mut self, out: &mut Vec<Segment>) {
-        self.write_xmit(0, out);
+        if self.send_head() {
+            self.write_xmit(0, out);
+        }
+    }
+
+    /// `tcp_send_head`: the write queue holds an skb not yet sent.
+    #[inline]
+    pub(crate) fn send_head(&self) -> bool {
+        self.unsent > 0 || self.fin_queued && !self.fin_sent
     }
 
     /// `tcp_write_xmit` with the socket's own Nagle setting (`tp->nonagle`).
@@ -174,9 +183,6 @@ impl Endpoint {
             self.chrono_stop(CHRONO_RWND_LIMITED);
         }
         self.pacing_after_send(skb_bytes, skb_prior_wstamp);
-        if self.unsent == 0 && !is_cwnd_limited {
-            self.rate_check_app_limited();
-        }
         is_cwnd_limited |= self.packets_in_flight() >= self.sk.snd_cwnd;
         if sent > 0 || is_cwnd_limited {
             self.cwnd_validate(is_cwnd_limited);
@@ -201,9 +207,17 @@ impl Endpoint {
         }
     }
 
-    /// `tcp_rate_check_app_limited`: mark the flight as application-limited.
-    fn rate_check_app_limited(&mut self) {
-        if self.packets_in_flight() < self.sk.snd_cwnd && self.sk.lost_out <= self.sk.retrans_out {
+    /// `tcp_rate_check_app_limited`, as `tcp_sendmsg_locked` runs it before taking a write:
+    /// the flight is application-limited when less than a segment waits unsent, nothing of
+    /// the socket waits in the host's qdisc or NIC (`sk_wmem_alloc` below one skb's truesize:
+    /// none of its data segments, which is what ccsim counts there), cwnd is not full and
+    /// every lost segment has been retransmitted.
+    pub(crate) fn rate_check_app_limited(&mut self) {
+        if self.unsent < self.sk.mss_cache as u64
+            && self.tsq_bytes == 0
+            && self.packets_in_flight() < self.sk.snd_cwnd
+            && self.sk.lost_out <= self.sk.retrans_out
+        {
             self.sk.app_limited = (self.sk.delivered + self.packets_in_flight()).max(1);
         }
     }
@@ -655,7 +669,7 @@ impl Endpoint {
                 if self.sk.lost_out > self.sk.retrans_out && self.sk.snd_cwnd > self.packets_in_flight() {
                     self.xmit_retransmit_queue(out);
                 }
-                self.push_pending_frames(out);
+                self.write_xmit(0, out);
             }
         }
     }

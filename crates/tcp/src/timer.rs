@@ -80,8 +80,9 @@ impl Endpoint {
         self.set_now(now);
         if self.pacing_deadline.is_some_and(|d| d <= now) {
             self.pacing_deadline = None;
+            // tcp_pace_kick → tcp_tsq_write: tcp_write_xmit runs with or without a send head.
             self.xmit_retransmit_queue(out);
-            self.push_pending_frames(out);
+            self.write_xmit(0, out);
         }
         if self.comp_sack.deadline.is_some_and(|d| d <= now) {
             self.compressed_ack_kick(out);
