@@ -211,13 +211,12 @@ impl Port {
 }
 
 impl<Q: EventQueue<Ev>> Core<Q> {
-    /// Put packet `id` on port `pi`'s link, to reach its far end at `at` (no earlier than the
-    /// packet before it): behind the link's tail, or, on an empty link, as its head with the
-    /// arrival scheduled.
+    /// Put packet `id` (its `link_next` already cleared by the caller, which holds it) on port
+    /// `pi`'s link, to reach its far end at `at` (no earlier than the packet before it): behind
+    /// the link's tail, or, on an empty link, as its head with the arrival scheduled.
     #[inline(always)]
     fn put_on_link(&mut self, pi: usize, id: PoolId, at: SimTime) {
         let tail = std::mem::replace(&mut self.links[pi].tail, id);
-        self.pool.get_mut(id).link_next = LinkNext::NONE;
         if tail == LinkNext::NONE.id {
             self.q.schedule(at, Ev::Arrive(pi as u32, id));
         } else {
@@ -339,22 +338,22 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                     return self.dropped_on_enqueue(pi, id);
                 }
             }
+            // The port and the packet are borrowed once for the whole booking (each look-up
+            // again would test its index again).
+            let l2_overhead = self.cfg.l2_overhead;
             let port = &mut self.ports[pi];
             let pkt = self.pool.get_mut(id);
             let rate_bps = || port.byte_time.bps();
             if port.queue.enqueue_counted(pkt, now, rate_bps, &mut port.rng) == EnqueueResult::Dropped {
                 return self.dropped_on_enqueue(pi, id);
             }
+            let size = pkt.size;
             if SHARED_BUFFERS {
                 if let Gate::Admitted { b, q } = gate {
-                    self.buffers[b as usize].buf.add(q as usize, pkt.size);
+                    self.buffers[b as usize].buf.add(q as usize, size);
                 }
             }
-            let port = &mut self.ports[pi];
-            let pkt = self.pool.get_mut(id);
-            let size = pkt.size;
-            let wire = size + self.cfg.l2_overhead;
-            let t = port.tx_time(wire);
+            let t = port.tx_time(size + l2_overhead);
             let busy_before = port.busy_until;
             let start = now.max(busy_before);
             let end = start + t;
@@ -395,19 +394,17 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 at = at.max(port.last_at);
                 port.last_at = at;
             }
-            if !self.express.is_empty() && at <= self.horizon {
+            if !self.express.is_empty() && at <= self.horizon && self.links[pi].to != pkt.dst {
                 // The next port is fed by this link alone: queue the packet there now, as its
                 // arrival would at `at` (see `express_ports`).
-                let pkt = self.pool.get_mut(id);
-                if self.links[pi].to != pkt.dst {
-                    if let Some(next) = route_next(&self.paths, pkt).filter(|&n| self.express[n] == pi as u32) {
-                        pkt.hop += 1;
-                        pi = next;
-                        now = at;
-                        continue;
-                    }
+                if let Some(next) = route_next(&self.paths, pkt).filter(|&n| self.express[n] == pi as u32) {
+                    pkt.hop += 1;
+                    pi = next;
+                    now = at;
+                    continue;
                 }
             }
+            pkt.link_next = LinkNext::NONE;
             return self.put_on_link(pi, id, at);
         }
     }
@@ -476,7 +473,9 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         let id = port.tx.take().expect("TxDone without a packet in transmission");
         // TX completion of a host's data segment returns the sender's TSQ budget, once this
         // port has moved on (the socket may send at once, into this very port).
-        let tsq = match self.pool.get(id).payload {
+        let pkt = self.pool.get_mut(id);
+        pkt.link_next = LinkNext::NONE;
+        let tsq = match pkt.payload {
             Payload::Tcp { conn, to_server, seg } if port.from_host && seg.len > 0 => {
                 Some((conn as usize, Side::sender(to_server), (seg.len + seg.header_len()) as u64))
             }
