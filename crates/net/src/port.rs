@@ -511,7 +511,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
 
     pub(crate) fn arrive(&mut self, pi: usize, id: PoolId, now: SimTime) {
         // The packet names the one behind it on the link: its arrival is the link's next event.
-        let next = self.pool.get(id).link_next;
+        let pkt = self.pool.get(id);
+        let (next, dst) = (pkt.link_next, pkt.dst);
         let end = &mut self.links[pi];
         if next.id == LinkNext::NONE.id {
             debug_assert_eq!(end.tail, id, "Arrive names the link's head packet");
@@ -523,7 +524,6 @@ impl<Q: EventQueue<Ev>> Core<Q> {
         if let Some(cap) = self.capture.as_deref_mut() {
             cap.ingress(pi, self.pool.get(id), &self.conns, now);
         }
-        let dst = self.pool.get(id).dst;
         if node == dst {
             if self.cfg.gro || self.cfg.rx_coalesce > SimTime::ZERO {
                 let batch = &mut self.rx_batch[node.0 as usize];
