@@ -569,9 +569,10 @@ impl Endpoint {
     /// the next write) use the socket's own setting.
     pub fn send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Vec<Segment>) {
         self.set_now(now);
-        self.rate_check_app_limited(); // tcp_sendmsg_locked, before it takes the data
-                                       // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to); the
-                                       // first skb of an empty write queue starts the busy chrono (tcp_add_write_queue_tail).
+        // tcp_sendmsg_locked checks for an application-limited flight before it takes the data.
+        self.rate_check_app_limited();
+        // skb_entail: a new skb clears TCP_NAGLE_PUSH (no unsent tail skb to append to); the
+        // first skb of an empty write queue starts the busy chrono (tcp_add_write_queue_tail).
         if self.unsent == 0 {
             self.nonagle &= !NAGLE_PUSH;
             if bytes > 0 {
@@ -728,9 +729,10 @@ impl Endpoint {
     /// An endless bulk source (iperf-like): the send buffer never runs dry.
     pub fn write_forever(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         self.set_now(now);
-        self.rate_check_app_limited(); // its first write's
-                                       // Its first skb on an empty write queue starts the busy chrono, as any write's does
-                                       // (tcp_add_write_queue_tail); the chrono only feeds tcp_info.
+        // Its first write's check for an application-limited flight (tcp_sendmsg_locked).
+        self.rate_check_app_limited();
+        // Its first skb on an empty write queue starts the busy chrono, as any write's does
+        // (tcp_add_write_queue_tail); the chrono only feeds tcp_info.
         if self.unsent == 0 {
             self.chrono_start(CHRONO_BUSY);
         }
