@@ -388,8 +388,8 @@ impl<Q: EventQueue<Ev>> Core<Q> {
                 return;
             }
             let mut at = end + port.delay;
-            if port.from_host && port.jitter_ns > 0 {
-                // Host timing noise, drawn per packet; the link stays FIFO.
+            if port.jitter_ns > 0 {
+                // Host timing noise (a host's NIC only), drawn per packet; the link stays FIFO.
                 at += SimTime::from_ns(port.rng.next_u64() % port.jitter_ns);
                 at = at.max(port.last_at);
                 port.last_at = at;

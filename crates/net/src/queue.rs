@@ -381,7 +381,9 @@ impl PortQueue {
         if c.packets > 0 {
             c.packets -= 1;
             c.bytes -= size as u64;
-            if c.packets == 0 && matches!(c.aqm, Aqm::Red(_)) {
+            // (The discipline first: the same at every packet of a port, so the branch is
+            // foreseen, where whether the queue just emptied is not.)
+            if matches!(c.aqm, Aqm::Red(_)) && c.packets == 0 {
                 c.red.idle_since = Some(start);
             }
         }
