@@ -4,7 +4,7 @@
 
 use crate::conn::Side;
 use crate::core::Core;
-use crate::packet::Packet;
+use crate::route::route_index;
 use crate::sim::RunStats;
 use ccsim_engine::{EventQueue, PoolId, SimTime};
 
@@ -101,11 +101,7 @@ impl<Q: EventQueue<Ev>> Core<Q> {
     /// at a host, in no pattern) cost more than that line (S4: 6 % faster without it).
     #[inline(always)]
     fn prefetch_next_port(&self, id: PoolId) {
-        let pkt = self.pool.get(id);
-        if pkt.path == Packet::NO_PATH {
-            return;
-        }
-        let next = self.paths.get(pkt.path as usize + pkt.hop as usize);
+        let next = route_index(self.pool.get(id)).and_then(|i| self.paths.get(i));
         if let Some(port) = next.and_then(|&np| self.ports.get(np as usize)) {
             prefetch(port);
             prefetch(&port.queue.classes.first);

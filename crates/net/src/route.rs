@@ -8,7 +8,14 @@ use crate::topology::{NodeId, NodeKind, PortId, Routes, Topology};
 /// `paths` for the hops it has taken (None: the packet has no source route).
 #[inline(always)]
 pub(crate) fn route_next(paths: &[u32], pkt: &Packet) -> Option<usize> {
-    (pkt.path != Packet::NO_PATH).then(|| paths[pkt.path as usize + pkt.hop as usize] as usize)
+    route_index(pkt).map(|i| paths[i] as usize)
+}
+
+/// Where in `paths` the entry for a source-routed packet's next hop sits (None: no source
+/// route). At the packet's last hop the index is past its route.
+#[inline(always)]
+pub(crate) fn route_index(pkt: &Packet) -> Option<usize> {
+    (pkt.path != Packet::NO_PATH).then(|| pkt.path as usize + pkt.hop as usize)
 }
 
 /// The port `node` sends a packet for `dst` by: the only next hop, or among equal-cost ones the

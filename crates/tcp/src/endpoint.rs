@@ -515,7 +515,7 @@ impl Endpoint {
 
     /// Bytes the application has written that are not yet acknowledged or not yet sent.
     pub fn send_backlog_empty(&self) -> bool {
-        self.unsent == 0 && self.rtx.is_empty() && (!self.fin_queued || self.fin_sent)
+        !self.send_head() && self.rtx.is_empty()
     }
 
     /// All data (and FIN, if queued) written so far has been acknowledged.
@@ -868,7 +868,7 @@ impl Endpoint {
     /// `tcp_chrono_stop`: with both queues empty the sender is idle; otherwise, if `kind` was the
     /// limit being timed, it is just busy again.
     pub(crate) fn chrono_stop(&mut self, kind: u8) {
-        if self.rtx.is_empty() && self.unsent == 0 && (!self.fin_queued || self.fin_sent) {
+        if self.rtx.is_empty() && !self.send_head() {
             self.chrono_set(0);
         } else if kind == self.chrono_type {
             self.chrono_set(CHRONO_BUSY);
